@@ -1,0 +1,49 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Layer, Option, type Redacted } from "effect"
+import { createServer } from "node:http"
+import { JwtVerifier, type JwtSettings } from "../src/auth/JwtVerifier.js"
+import { AdminKey } from "../src/auth/Identity.js"
+import { UsersRepo } from "../src/auth/UsersRepo.js"
+import { SecretBox } from "../src/common/SecretBox.js"
+import { ApiLive } from "../src/HttpApp.js"
+import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
+import * as Database from "./Database.js"
+import * as RateLimitStore from "./RateLimitStore.js"
+
+/** Everything an instance needs, resolved: the compositions below take no environment variables. */
+export interface AppSettings {
+  readonly port: number
+  readonly host: string
+  readonly database: Database.DatabaseSettings
+  readonly redisUrl: Option.Option<URL>
+  readonly adminKey: Redacted.Redacted<string>
+  readonly masterKey: Redacted.Redacted<string>
+  readonly jwt: Option.Option<JwtSettings>
+  readonly adminLimits: Limits
+  readonly publicBaseUrl: URL
+}
+
+/** The adapters and settings the API runs on. */
+export const environment = (settings: AppSettings) => {
+  const database = Database.layer(settings.database)
+  const jwt = Option.match(settings.jwt, {
+    onNone: () => JwtVerifier.disabled,
+    onSome: (jwt) => JwtVerifier.layer(jwt).pipe(Layer.provide(UsersRepo.Default))
+  })
+  return Layer.mergeAll(
+    jwt,
+    RateLimitStore.layer(settings.redisUrl),
+    SecretBox.layer(settings.masterKey),
+    Layer.succeed(AdminKey, settings.adminKey),
+    Layer.succeed(AdminLimits, settings.adminLimits)
+  ).pipe(Layer.provideMerge(database))
+}
+
+/** The API served over node:http on the configured host and port. */
+export const server = (settings: AppSettings) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(ApiLive),
+    Layer.provide(environment(settings)),
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: settings.port, host: settings.host }))
+  )

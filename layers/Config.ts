@@ -1,0 +1,64 @@
+import { Config, Option, Redacted } from "effect"
+
+const hex64 = (name: string) =>
+  Config.redacted(name).pipe(
+    Config.validate({ message: "must be 64 hexadecimal characters (32 bytes)", validation: (v) => /^[0-9a-fA-F]{64}$/.test(Redacted.value(v)) })
+  )
+
+const postgresUrl = Config.redacted("DATABASE_URL").pipe(
+  Config.validate({
+    message: "must be a postgres:// or postgresql:// URL",
+    validation: (v) => /^postgres(ql)?:\/\//.test(Redacted.value(v))
+  })
+)
+
+const positive = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+const jwt = Config.option(Config.url("JWT_JWKS_URL")).pipe(
+  Config.zipWith(
+    Config.all({
+      issuer: Config.option(Config.nonEmptyString("JWT_ISSUER")),
+      audience: Config.option(Config.nonEmptyString("JWT_AUDIENCE")),
+      algorithms: Config.string("JWT_ALGORITHMS").pipe(
+        Config.withDefault("RS256,ES256"),
+        Config.map((s) => s.split(",").map((a) => a.trim()).filter((a) => a.length > 0)),
+        Config.validate({
+          message: "must list JWS algorithms such as RS256,ES256 (none is never allowed)",
+          validation: (algs) => algs.length > 0 && algs.every((a) => /^(RS|PS|ES)(256|384|512)$|^EdDSA$/.test(a))
+        })
+      ),
+      scopeClaim: Config.string("JWT_SCOPE_CLAIM").pipe(Config.withDefault("scope"))
+    }),
+    (jwksUrl, rest) => ({ jwksUrl, ...rest })
+  ),
+  Config.validate({
+    message: "JWT_JWKS_URL needs JWT_ISSUER and JWT_AUDIENCE",
+    validation: (c) => Option.isNone(c.jwksUrl) || (Option.isSome(c.issuer) && Option.isSome(c.audience))
+  })
+)
+
+/** Every setting, read once at start. A bad value stops the start with a message naming the variable. */
+export const AppConfig = Config.all({
+  port: Config.port("PORT").pipe(Config.withDefault(8080)),
+  host: Config.string("HOST").pipe(Config.withDefault("0.0.0.0")),
+  dataDir: Config.string("DATA_DIR").pipe(Config.withDefault("./data")),
+  databaseUrl: Config.option(postgresUrl),
+  redisUrl: Config.option(Config.url("REDIS_URL")),
+  publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL")),
+  adminApiKey: Config.option(
+    Config.redacted("ADMIN_API_KEY").pipe(
+      Config.validate({ message: "must be at least 24 characters", validation: (v) => Redacted.value(v).length >= 24 })
+    )
+  ),
+  masterKey: Config.option(hex64("SECRETS_MASTER_KEY")),
+  jwt,
+  adminLimits: Config.all({
+    perMinute: positive("RATE_LIMIT_ADMIN_PER_MINUTE", 10_000),
+    perDay: positive("RATE_LIMIT_ADMIN_PER_DAY", 10_000_000)
+  })
+})
+export type AppConfig = Config.Config.Success<typeof AppConfig>

@@ -1,0 +1,21 @@
+import { SqlClient } from "@effect/sql"
+import { Layer, type Redacted } from "effect"
+import { runMigrations } from "../src/db/Migrator.js"
+import { DatabaseKind } from "../src/status/Http.js"
+import * as PgDatabase from "./PgDatabase.js"
+import * as PgliteClient from "./PgliteClient.js"
+
+export type DatabaseSettings =
+  | { readonly kind: "postgresql"; readonly url: Redacted.Redacted<string> }
+  /** `dataDir` undefined: an in-memory database (tests). */
+  | { readonly kind: "pglite"; readonly dataDir: string | undefined }
+
+const withMigrations = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
+  Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(client))
+
+/** SqlClient on PostgreSQL or embedded PGlite, migrated before anything uses it. */
+export const layer = (settings: DatabaseSettings) =>
+  Layer.merge(
+    settings.kind === "postgresql" ? withMigrations(PgDatabase.layer(settings.url)) : withMigrations(PgliteClient.layer(settings.dataDir)),
+    Layer.succeed(DatabaseKind, settings.kind)
+  )

@@ -1,0 +1,53 @@
+import { Effect, Layer, Option } from "effect"
+import { join, resolve } from "node:path"
+import * as App from "./App.js"
+import * as Bootstrap from "./Bootstrap.js"
+import { AppConfig } from "./Config.js"
+
+/**
+ * The deployment: settings from the environment (layers/Config.ts), PostgreSQL
+ * when DATABASE_URL is set (Live), embedded PGlite under DATA_DIR otherwise
+ * (Embedded), the operator's first key, then the server.
+ */
+export const MainLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const dataDir = resolve(config.dataDir)
+    const admin = yield* Bootstrap.adminKey(dataDir, config.adminApiKey)
+    const master = yield* Bootstrap.masterKey(dataDir, config.masterKey)
+    if (admin.created) yield* Effect.logInfo(`generated the operator's admin key into ${Option.getOrElse(admin.path, () => "")}`)
+    if (master.created && Option.isSome(config.databaseUrl)) {
+      yield* Effect.logWarning(
+        `generated SECRETS_MASTER_KEY into ${Option.getOrElse(master.path, () => "")}: replicas sharing DATABASE_URL must all use the same key`
+      )
+    }
+    const database = Option.match(config.databaseUrl, {
+      onNone: () => ({ kind: "pglite" as const, dataDir: join(dataDir, "pglite") }),
+      onSome: (url) => ({ kind: "postgresql" as const, url })
+    })
+    const publicBaseUrl = Option.getOrElse(
+      config.publicBaseUrl,
+      () => new URL(`http://${config.host === "0.0.0.0" ? "localhost" : config.host}:${config.port}`)
+    )
+    yield* Effect.logInfo(
+      `lab-service on http://${config.host}:${config.port} (database: ${database.kind}, rate limits: ${Option.isSome(config.redisUrl) ? "redis" : "memory"})`
+    )
+    return App.server({
+      port: config.port,
+      host: config.host,
+      database,
+      redisUrl: config.redisUrl,
+      adminKey: admin.secret,
+      masterKey: master.secret,
+      jwt: Option.map(config.jwt.jwksUrl, (jwksUrl) => ({
+        jwksUrl,
+        issuer: Option.getOrElse(config.jwt.issuer, () => ""),
+        audience: Option.getOrElse(config.jwt.audience, () => ""),
+        algorithms: config.jwt.algorithms,
+        scopeClaim: config.jwt.scopeClaim
+      })),
+      adminLimits: config.adminLimits,
+      publicBaseUrl
+    })
+  })
+)

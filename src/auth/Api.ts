@@ -1,0 +1,44 @@
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { Plan } from "../common/Schemas.js"
+import { Envelope, ListEnvelope } from "../http/Envelope.js"
+import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { PageParams } from "../http/Pagination.js"
+import { ApiKey, CreateApiKey, CreatedApiKey } from "./ApiKey.js"
+import { Authentication } from "./Authentication.js"
+
+export const Me = Schema.Struct({
+  id: Schema.String.annotations({ description: "the account: key id, user id, or admin" }),
+  kind: Schema.Literal("admin", "api_key", "jwt"),
+  name: Schema.String,
+  scopes: Schema.Array(Schema.String),
+  plan: Plan,
+  limits: Schema.Struct({ perMinute: Schema.Number, perDay: Schema.Number }),
+  expiresAt: Schema.NullOr(Schema.Date)
+}).annotations({ identifier: "Me" })
+
+export class MeApi extends HttpApiGroup.make("me")
+  .add(HttpApiEndpoint.get("me", "/me").addSuccess(Envelope(Me)))
+  .middleware(Authentication)
+  .prefix("/api/v1") {}
+
+export class KeysApi extends HttpApiGroup.make("keys")
+  .add(
+    HttpApiEndpoint.get("list", "/auth/keys")
+      .setUrlParams(Schema.Struct(PageParams))
+      .addSuccess(ListEnvelope(ApiKey))
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/auth/keys")
+      .setPayload(CreateApiKey)
+      .addSuccess(Envelope(CreatedApiKey), { status: 201 })
+  )
+  .add(
+    HttpApiEndpoint.del("revoke", "/auth/keys")
+      .setUrlParams(Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1)) }))
+      .addSuccess(Envelope(ApiKey))
+      .addError(NotFoundWire)
+  )
+  .addError(ForbiddenWire)
+  .middleware(Authentication)
+  .prefix("/api/v1") {}

@@ -1,0 +1,105 @@
+import { Effect, Option } from "effect"
+import { newId } from "../common/Ids.js"
+import { Forbidden, NotFound, ValidationError } from "../http/Errors.js"
+import type { PageQuery } from "../http/Pagination.js"
+import { LabsRepo } from "../labs/LabsRepo.js"
+import type { ApiKey, CreateApiKey } from "./ApiKey.js"
+import { ApiKeysRepo } from "./ApiKeysRepo.js"
+import { covers, isAdmin, parseScope, type Principal } from "./Principal.js"
+import { newApiKeySecret, sha256Hex } from "./Secrets.js"
+
+/** How long a verified key is trusted without asking the database again. */
+const CACHE_MILLIS = 5_000
+
+const toPrincipal = (key: ApiKey): Principal => ({
+  id: key.id,
+  kind: "api_key",
+  name: key.name,
+  scopes: key.scopes,
+  expiresAt: key.expiresAt
+})
+
+export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
+  dependencies: [ApiKeysRepo.Default, LabsRepo.Default],
+  effect: Effect.gen(function* () {
+    const repo = yield* ApiKeysRepo
+    const labs = yield* LabsRepo
+    const cache = new Map<string, { readonly key: Option.Option<ApiKey>; readonly at: number }>()
+
+    /** The principal of a key secret, if the key exists, is not revoked and has not expired. */
+    const authenticate = (secret: string) =>
+      Effect.gen(function* () {
+        const hash = sha256Hex(secret)
+        const now = Date.now()
+        const hit = cache.get(hash)
+        let key: Option.Option<ApiKey>
+        if (hit && now - hit.at < CACHE_MILLIS) {
+          key = hit.key
+        } else {
+          key = yield* repo.useByHash(hash)
+          if (cache.size > 10_000) cache.clear()
+          cache.set(hash, { key, at: now })
+        }
+        return Option.filter(key, (k) => k.expiresAt === null || k.expiresAt.getTime() > now).pipe(Option.map(toPrincipal))
+      })
+
+    const create = (principal: Principal, input: CreateApiKey) =>
+      Effect.gen(function* () {
+        const scopes = [...new Set(input.scopes)]
+        const denied = scopes.filter((scope) => !covers(principal, scope))
+        if (denied.length > 0) {
+          return yield* new Forbidden({ message: `a key can only grant scopes it holds; not held: ${denied.join(", ")}` })
+        }
+        const slugs = scopes.flatMap((s) => {
+          const scope = parseScope(s)
+          return scope?.kind === "lab" ? [scope.slug] : []
+        })
+        const known = new Set((yield* labs.findBySlugs(slugs)).map((lab) => lab.slug))
+        const unknown = slugs.filter((slug) => !known.has(slug))
+        if (unknown.length > 0) {
+          return yield* new ValidationError({ message: `scopes: no lab with slug ${unknown.join(", ")}` })
+        }
+        const now = new Date()
+        if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
+          return yield* new ValidationError({ message: "expiresAt: must be in the future" })
+        }
+        if (principal.expiresAt && (!input.expiresAt || input.expiresAt > principal.expiresAt)) {
+          return yield* new ValidationError({
+            message: `expiresAt: a key cannot outlive the credential that creates it (${principal.expiresAt.toISOString()})`
+          })
+        }
+        const secret = newApiKeySecret()
+        const key: ApiKey = {
+          id: newId("key"),
+          name: input.name,
+          prefix: secret.slice(0, 12),
+          scopes,
+          createdBy: principal.id,
+          expiresAt: input.expiresAt ?? null,
+          revokedAt: null,
+          lastUsedAt: null,
+          createdAt: now
+        }
+        yield* repo.insert(key, sha256Hex(secret))
+        return { ...key, key: secret }
+      })
+
+    const list = (principal: Principal, query: PageQuery) => repo.list(query, isAdmin(principal) ? "all" : principal.id)
+
+    /** Revoke a key the principal created (or the principal itself); the operator may revoke any. */
+    const revoke = (principal: Principal, id: string) =>
+      Effect.gen(function* () {
+        const found = yield* repo.findById(id)
+        const visible = Option.filter(
+          found,
+          (key) => isAdmin(principal) || key.createdBy === principal.id || key.id === principal.id
+        )
+        if (Option.isNone(visible)) return yield* new NotFound({ message: `no API key ${id}` })
+        yield* repo.revoke(id)
+        cache.clear()
+        return Option.getOrThrow(yield* repo.findById(id))
+      })
+
+    return { authenticate, create, list, revoke }
+  })
+}) {}

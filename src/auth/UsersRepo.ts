@@ -1,0 +1,23 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { newId } from "../common/Ids.js"
+
+const UserId = Schema.Struct({ id: Schema.String })
+
+export class UsersRepo extends Effect.Service<UsersRepo>()("UsersRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    /** The user of an identity provider's subject, created on first sight. */
+    const upsert = (issuer: string, subject: string, name: string | null) =>
+      Effect.gen(function* () {
+        const rows = yield* sql`
+          INSERT INTO users (id, issuer, subject, name, created_at, last_seen_at)
+          VALUES (${newId("user")}, ${issuer}, ${subject}, ${name}, now(), now())
+          ON CONFLICT (issuer, subject) DO UPDATE SET last_seen_at = now(), name = COALESCE(EXCLUDED.name, users.name)
+          RETURNING id`
+        const [row] = yield* Schema.decodeUnknown(Schema.Tuple(UserId))(rows)
+        return row.id
+      }).pipe(Effect.orDie)
+    return { upsert }
+  })
+}) {}

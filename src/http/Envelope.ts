@@ -1,0 +1,36 @@
+import { Effect, Schema } from "effect"
+import { requestId } from "./RequestContext.js"
+
+/** Spec 2.2: every success is `{data, meta}`; lists add the cursor fields. */
+export const Meta = Schema.Struct({
+  request_id: Schema.String.annotations({ description: "req_<id>, also sent as X-Request-Id" }),
+  timestamp: Schema.String.annotations({ description: "ISO 8601 UTC" })
+}).annotations({ identifier: "Meta" })
+
+export const ListMeta = Schema.Struct({
+  ...Meta.fields,
+  next_cursor: Schema.NullOr(Schema.String).annotations({ description: "pass as `cursor` to get the next page; null on the last page" }),
+  has_more: Schema.Boolean
+}).annotations({ identifier: "ListMeta" })
+
+export const Envelope = <S extends Schema.Schema.Any>(data: S) => Schema.Struct({ data, meta: Meta })
+
+export const ListEnvelope = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Struct({ data: Schema.Array(item), meta: ListMeta })
+
+const meta = Effect.map(requestId, (request_id) => ({ request_id, timestamp: new Date().toISOString() }))
+
+/** Wrap a handler's result in the success envelope. */
+export const ok = <A>(data: A) => Effect.map(meta, (meta) => ({ data, meta }))
+
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly nextCursor: string | null
+}
+
+/** Wrap one page of a list in the list envelope. */
+export const okPage = <A>(page: Page<A>) =>
+  Effect.map(meta, (m) => ({
+    data: page.items,
+    meta: { ...m, next_cursor: page.nextCursor, has_more: page.nextCursor !== null }
+  }))

@@ -1,0 +1,57 @@
+import type { SqlClient } from "@effect/sql"
+import { Option, Schema } from "effect"
+import type { Page } from "./Envelope.js"
+
+/**
+ * Keyset pagination shared by every list: newest first, ordered by
+ * (created_at, id), so rows inserted during a walk neither shift nor repeat
+ * the rows already seen. The cursor is the opaque position of the last row.
+ */
+export const Cursor = Schema.Struct({ createdAt: Schema.Date, id: Schema.String })
+export type Cursor = typeof Cursor.Type
+
+const CursorFromString = Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(Cursor)).annotations({
+  message: () => "cursor is not a cursor issued by this service",
+  description: "opaque: meta.next_cursor of the previous page"
+})
+
+export const DEFAULT_LIMIT = 20
+export const MAX_LIMIT = 100
+
+const Limit = Schema.NumberFromString.pipe(
+  Schema.int(),
+  Schema.between(1, MAX_LIMIT, { message: () => `limit must be an integer from 1 to ${MAX_LIMIT}` })
+).annotations({ description: `page size, default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}` })
+
+/** Query fields every list accepts; spread into a list endpoint's urlParams. */
+export const PageParams = {
+  limit: Schema.optionalWith(Limit, { default: () => DEFAULT_LIMIT }),
+  cursor: Schema.optionalWith(CursorFromString, { as: "Option" })
+}
+
+export interface PageQuery {
+  readonly limit: number
+  readonly cursor: Option.Option<Cursor>
+}
+
+const encodeCursor = Schema.encodeSync(CursorFromString)
+
+/** The SQL condition that starts a page after the cursor (TRUE on the first page). */
+export const keyset = (sql: SqlClient.SqlClient, cursor: Option.Option<Cursor>, table?: string) => {
+  if (Option.isNone(cursor)) return sql`TRUE`
+  const prefix = table ? `${table}.` : ""
+  return sql`(${sql.literal(`${prefix}created_at`)}, ${sql.literal(`${prefix}id`)}) < (${cursor.value.createdAt.toISOString()}::timestamptz, ${cursor.value.id})`
+}
+
+/** Cut `limit + 1` fetched rows into one page and the cursor of the next. */
+export const pageOf = <A extends { readonly createdAt: Date; readonly id: string }>(
+  rows: ReadonlyArray<A>,
+  limit: number
+): Page<A> => {
+  const items = rows.slice(0, limit)
+  const last = items.at(-1)
+  return {
+    items,
+    nextCursor: rows.length > limit && last ? encodeCursor({ createdAt: last.createdAt, id: last.id }) : null
+  }
+}

@@ -1,0 +1,20 @@
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Authentication.js"
+import { Body } from "../common/Schemas.js"
+import { Envelope, ListEnvelope } from "../http/Envelope.js"
+import { ConflictWire, ForbiddenWire } from "../http/Errors.js"
+import { PageParams } from "../http/Pagination.js"
+import { CreateLab, Lab } from "./Lab.js"
+
+export class LabsApi extends HttpApiGroup.make("labs")
+  .add(HttpApiEndpoint.get("list", "/labs").setUrlParams(Schema.Struct(PageParams)).addSuccess(ListEnvelope(Lab)))
+  .add(
+    HttpApiEndpoint.post("create", "/labs")
+      .setPayload(Body(CreateLab.fields))
+      .addSuccess(Envelope(Lab), { status: 201 })
+      .addError(ConflictWire)
+  )
+  .addError(ForbiddenWire)
+  .middleware(Authentication)
+  .prefix("/api/v1") {}

@@ -1,0 +1,18 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../Api.js"
+import { requireAdmin } from "../auth/Authentication.js"
+import { CurrentPrincipal } from "../auth/Principal.js"
+import { ok, okPage } from "../http/Envelope.js"
+import { Labs } from "./Labs.js"
+
+export const LabsHttp = HttpApiBuilder.group(Api, "labs", (handlers) =>
+  Effect.gen(function* () {
+    const labs = yield* Labs
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        Effect.flatMap(CurrentPrincipal, (principal) => labs.list(principal, urlParams)).pipe(Effect.flatMap(okPage))
+      )
+      .handle("create", ({ payload }) => requireAdmin.pipe(Effect.zipRight(labs.create(payload)), Effect.flatMap(ok)))
+  })
+)

@@ -1,0 +1,73 @@
+import { Effect, Option } from "effect"
+import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
+import { Conflict, Forbidden, NotFound } from "../http/Errors.js"
+import type { PageQuery } from "../http/Pagination.js"
+import { isUniqueViolation } from "../db/SqlErrors.js"
+import type { CreateLab, Lab } from "./Lab.js"
+import { LabsRepo } from "./LabsRepo.js"
+import type { Plan } from "../common/Schemas.js"
+
+/** Labs are read on every lab-scoped request; a short cache keeps that off the database. */
+const CACHE_MILLIS = 60_000
+
+const PLAN_RANK: Record<Plan, number> = { free: 0, pro: 1, team: 2 }
+
+export class Labs extends Effect.Service<Labs>()("Labs", {
+  dependencies: [LabsRepo.Default],
+  effect: Effect.gen(function* () {
+    const repo = yield* LabsRepo
+    const cache = new Map<string, { readonly lab: Lab; readonly at: number }>()
+
+    const remember = (lab: Lab) => {
+      const entry = { lab, at: Date.now() }
+      cache.set(lab.id, entry)
+      cache.set(lab.slug, entry)
+    }
+
+    const find = (ref: string): Effect.Effect<Option.Option<Lab>> => {
+      const hit = cache.get(ref)
+      if (hit && Date.now() - hit.at < CACHE_MILLIS) return Effect.succeed(Option.some(hit.lab))
+      return Effect.tap(repo.findByRef(ref), Option.match({ onNone: () => {}, onSome: remember }))
+    }
+
+    /**
+     * The lab a request names, if the principal may read (or write) it. A
+     * principal without access gets 403 whether or not the lab exists, so
+     * ids of other labs leak nothing; the operator gets 404 for a missing lab.
+     */
+    const authorize = (principal: Principal, ref: string, access: Access) =>
+      Effect.gen(function* () {
+        const lab = yield* find(ref)
+        if (Option.isSome(lab) && canAccess(principal, lab.value.slug, access)) return lab.value
+        if (isAdmin(principal)) return yield* new NotFound({ message: `no lab ${ref}` })
+        return yield* new Forbidden({
+          message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
+        })
+      })
+
+    /** `authorize` for the principal of the current request. */
+    const access = (ref: string, access: Access) =>
+      Effect.flatMap(CurrentPrincipal, (principal) => authorize(principal, ref, access))
+
+    /** The plan the principal's limits follow: the highest of the labs its scopes name. */
+    const planOf = (principal: Principal) =>
+      Effect.map(Effect.forEach(labSlugs(principal), find), (labs): Plan =>
+        labs.reduce<Plan>(
+          (best, lab) => (Option.isSome(lab) && PLAN_RANK[lab.value.plan] > PLAN_RANK[best] ? lab.value.plan : best),
+          "free"
+        )
+      )
+
+    const create = (input: CreateLab) =>
+      repo.insert(input).pipe(
+        Effect.tap(remember),
+        Effect.catchAll((e) =>
+          isUniqueViolation(e) ? new Conflict({ message: `a lab with slug ${input.slug} exists` }) : Effect.die(e)
+        )
+      )
+
+    const list = (principal: Principal, query: PageQuery) => repo.list(query, isAdmin(principal) ? "all" : labSlugs(principal))
+
+    return { find, authorize, access, planOf, create, list }
+  })
+}) {}

@@ -1,0 +1,23 @@
+import { Schema } from "effect"
+import { Body, LabRef, Name, Timestamp } from "../common/Schemas.js"
+
+export const TaskStatus = Schema.Literal("todo", "in_progress", "done", "cancelled")
+
+export const Task = Schema.Struct({
+  id: Schema.String,
+  labId: Schema.String,
+  title: Schema.String,
+  description: Schema.String,
+  status: TaskStatus,
+  createdAt: Timestamp,
+  updatedAt: Timestamp
+}).annotations({ identifier: "Task" })
+export type Task = typeof Task.Type
+
+export const CreateTask = Body({
+  labId: LabRef,
+  title: Name(500),
+  description: Schema.optionalWith(Schema.String.pipe(Schema.maxLength(20_000)), { default: () => "" }),
+  status: Schema.optionalWith(TaskStatus, { default: () => "todo" as const })
+})
+export type CreateTask = typeof CreateTask.Type
