@@ -6,6 +6,7 @@ import { JwtVerifier, type JwtSettings } from "../src/auth/JwtVerifier.js"
 import { AdminKey } from "../src/auth/Identity.js"
 import { UsersRepo } from "../src/auth/UsersRepo.js"
 import { SecretBox } from "../src/common/SecretBox.js"
+import { LimitedIncomingMessage } from "../src/http/BodyLimit.js"
 import { ApiLive } from "../src/HttpApp.js"
 import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
 import * as Database from "./Database.js"
@@ -44,6 +45,11 @@ export const environment = (settings: AppSettings) => {
 export const server = (settings: AppSettings) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(ApiLive),
-    Layer.provide(environment(settings)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: settings.port, host: settings.host }))
+    Layer.provideMerge(environment(settings)),
+    Layer.provideMerge(
+      NodeHttpServer.layer(() => createServer({ IncomingMessage: LimitedIncomingMessage }), {
+        port: settings.port,
+        host: settings.host
+      })
+    )
   )

@@ -14,20 +14,27 @@ import { TasksApi } from "./tasks/Api.js"
 
 export const VERSION = "0.1.0"
 
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
 /**
  * HttpApi reports request-decoding failures as 400 HttpApiDecodeError; this
  * service answers them as 422 validation_error (see GlobalMiddleware), so the
- * document drops the 400 entries.
+ * document drops the 400 entries and their schemas.
  */
 const dropDecodeError = (spec: Record<string, unknown>): Record<string, unknown> => {
-  const paths = spec["paths"]
-  if (typeof paths === "object" && paths !== null) {
-    for (const item of Object.values(paths)) {
-      for (const operation of Object.values(item as Record<string, unknown>)) {
-        const responses = (operation as { responses?: Record<string, unknown> }).responses
-        if (responses) delete responses["400"]
+  if (isRecord(spec["paths"])) {
+    for (const item of Object.values(spec["paths"])) {
+      if (!isRecord(item)) continue
+      for (const operation of Object.values(item)) {
+        if (isRecord(operation) && isRecord(operation["responses"])) delete operation["responses"]["400"]
       }
     }
+  }
+  const components = spec["components"]
+  if (isRecord(components) && isRecord(components["schemas"])) {
+    delete components["schemas"]["HttpApiDecodeError"]
+    delete components["schemas"]["Issue"]
+    delete components["schemas"]["PropertyKey"]
   }
   return spec
 }

@@ -1,7 +1,6 @@
 import {
   type HttpApp,
   HttpApiError,
-  HttpIncomingMessage,
   HttpServerError,
   HttpServerRequest,
   HttpServerResponse
@@ -15,9 +14,8 @@ import { AdminLimits, PLAN_LIMITS, type RateDecision, RateLimits } from "../rate
 import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
 import { CurrentRequestId, newRequestId } from "./RequestContext.js"
 import type { RouteTable } from "./RouteTable.js"
+import { bodyTooLarge, MAX_BODY_BYTES } from "./BodyLimit.js"
 
-/** Request bodies above this are refused with 413 (a 1 MB file, JSON-escaped, fits with room). */
-export const MAX_BODY_BYTES = 5 * 1024 * 1024
 
 /** `/v1/...` is an alias of `/api/v1/...` (spec 9). */
 const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?") ? `/api${url}` : url)
@@ -36,6 +34,8 @@ const errorResponse = (tag: ErrorTag, message: string, headers: Record<string, s
   return HttpServerResponse.unsafeJson(body, { status: body.error.status, headers })
 }
 
+const tooLarge = () => errorResponse("PayloadTooLarge", `the request body exceeds ${MAX_BODY_BYTES} bytes`)
+
 const decodeMessage = (error: HttpApiError.HttpApiDecodeError): string => {
   const parts = error.issues.map((issue) => {
     const field = issue.path.map(String).join(".")
@@ -46,9 +46,6 @@ const decodeMessage = (error: HttpApiError.HttpApiDecodeError): string => {
   return parts.length > 0 ? parts.join("; ") : error.message
 }
 
-const isBodyTooLarge = (error: HttpServerError.RequestError) =>
-  error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
-
 /**
  * Every failure becomes the error envelope: declared errors keep their code,
  * request decoding is 422, unknown routes 404, wrong methods 405, and defects
@@ -56,7 +53,7 @@ const isBodyTooLarge = (error: HttpServerError.RequestError) =>
  */
 const toErrorResponse = (routes: RouteTable, requestId: string) => (cause: Cause.Cause<unknown>) =>
   Effect.gen(function* () {
-    if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+    if (Cause.isInterruptedOnly(cause)) return yield* Effect.interrupt
     const failure = Cause.squash(cause)
     if (isApiError(failure)) return errorResponse(failure._tag, failure.message)
     if (failure instanceof HttpApiError.HttpApiDecodeError) return errorResponse("ValidationError", decodeMessage(failure))
@@ -71,7 +68,6 @@ const toErrorResponse = (routes: RouteTable, requestId: string) => (cause: Cause
           : errorResponse("NotFound", `no route for ${request.method} ${request.url.split("?")[0]}`)
       }
       if (failure._tag === "RequestError") {
-        if (isBodyTooLarge(failure)) return errorResponse("PayloadTooLarge", `the request body exceeds ${MAX_BODY_BYTES} bytes`)
         if (failure.reason === "Decode") return errorResponse("ValidationError", "the request body is not valid JSON")
       }
     }
@@ -120,22 +116,23 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const response = !decision.allowed
           ? errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
           : contentLength > MAX_BODY_BYTES
-            ? errorResponse("PayloadTooLarge", `the request body exceeds ${MAX_BODY_BYTES} bytes`)
+            ? tooLarge()
             : hasBody(request) && !isJson(request)
               ? errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json")
               : yield* app.pipe(
-                HttpIncomingMessage.withMaxBodySize(Option.some(MAX_BODY_BYTES)),
                 Effect.provideService(HttpServerRequest.HttpServerRequest, request),
                 Effect.locally(CurrentIdentity, auth),
                 Effect.locally(CurrentRequestId, requestId),
-                Effect.catchAllCause(toErrorResponse(routes, requestId))
+                Effect.catchAllCause(toErrorResponse(routes, requestId)),
+                // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
+                Effect.map((response) => (bodyTooLarge(original) ? tooLarge() : response))
               )
 
         return HttpServerResponse.setHeaders(response, { "x-request-id": requestId, ...rateHeaders(decision) })
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
-            ? Effect.failCause(cause)
+            ? Effect.interrupt
             : Effect.as(Effect.logError("request failed before routing", cause), errorResponse("ServerError", "internal error"))
         )
       )
