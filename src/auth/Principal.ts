@@ -6,7 +6,7 @@ import { Context, Schema } from "effect"
  */
 export const ScopeString = Schema.String.pipe(
   Schema.pattern(/^(admin|lab:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?:(rw|r))$/, {
-    message: () => "scope must be admin, lab:<slug>:rw or lab:<slug>:r"
+    message: () => "must be admin, lab:<slug>:rw or lab:<slug>:r"
   })
 ).annotations({ identifier: "Scope", description: "admin | lab:<slug>:rw | lab:<slug>:r" })
 

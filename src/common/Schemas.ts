@@ -4,14 +4,14 @@ import { Schema } from "effect"
 export const LabRef = Schema.String.pipe(
   Schema.minLength(1),
   Schema.maxLength(64),
-  Schema.annotations({ description: "the lab's id (lab_…) or slug", message: () => "labId must be a lab id or slug" })
+  Schema.annotations({ description: "the lab's id (lab_…) or slug", message: () => "must be a lab id or slug" })
 )
 
 export const Slug = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/),
   Schema.annotations({
     description: "1-63 characters: lowercase letters, digits and inner hyphens",
-    message: () => "slug must be 1-63 lowercase letters, digits or inner hyphens"
+    message: () => "must be 1-63 lowercase letters, digits or inner hyphens"
   })
 )
 

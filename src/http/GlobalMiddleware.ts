@@ -37,7 +37,9 @@ const errorResponse = (tag: ErrorTag, message: string, headers: Record<string, s
 const tooLarge = () => errorResponse("PayloadTooLarge", `the request body exceeds ${MAX_BODY_BYTES} bytes`)
 
 const decodeMessage = (error: HttpApiError.HttpApiDecodeError): string => {
-  const parts = error.issues.map((issue) => {
+  // an optional field reports its own failure and then "Expected undefined": keep the first
+  const relevant = error.issues.filter((issue) => !issue.message.startsWith("Expected undefined"))
+  const parts = relevant.map((issue) => {
     const field = issue.path.map(String).join(".")
     if (issue.message === "is missing") return `${field} is required`
     if (issue._tag === "Unexpected" && field) return `${field} is not a known field`

@@ -11,7 +11,7 @@ export const Cursor = Schema.Struct({ createdAt: Schema.Date, id: Schema.String 
 export type Cursor = typeof Cursor.Type
 
 const CursorFromString = Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(Cursor)).annotations({
-  message: () => "cursor is not a cursor issued by this service",
+  message: () => ({ message: "is not a cursor issued by this service", override: true }),
   description: "opaque: meta.next_cursor of the previous page"
 })
 
@@ -20,8 +20,11 @@ export const MAX_LIMIT = 100
 
 const Limit = Schema.NumberFromString.pipe(
   Schema.int(),
-  Schema.between(1, MAX_LIMIT, { message: () => `limit must be an integer from 1 to ${MAX_LIMIT}` })
-).annotations({ description: `page size, default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}` })
+  Schema.between(1, MAX_LIMIT)
+).annotations({
+  description: `page size, default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}`,
+  message: () => ({ message: `must be an integer from 1 to ${MAX_LIMIT}`, override: true })
+})
 
 /** Query fields every list accepts; spread into a list endpoint's urlParams. */
 export const PageParams = {
