@@ -1,16 +1,23 @@
 import { Config, Option, Redacted } from "effect"
 
-const hex64 = (name: string) =>
-  Config.redacted(name).pipe(
-    Config.validate({ message: "must be 64 hexadecimal characters (32 bytes)", validation: (v) => /^[0-9a-fA-F]{64}$/.test(Redacted.value(v)) })
-  )
+/**
+ * A secret validated as a plain string, then redacted. (Validating after
+ * `Config.redacted` or `Config.map` loses the variable's name in the error, and
+ * `Config.redacted` replaces the message with "<redacted>"; these messages never
+ * contain the value.)
+ */
+const secret = (name: string, check: { readonly message: string; readonly validation: (value: string) => boolean }) =>
+  Config.string(name).pipe(Config.validate(check), Config.map(Redacted.make))
 
-const postgresUrl = Config.redacted("DATABASE_URL").pipe(
-  Config.validate({
-    message: "must be a postgres:// or postgresql:// URL",
-    validation: (v) => /^postgres(ql)?:\/\//.test(Redacted.value(v))
-  })
-)
+const hex64 = (name: string) =>
+  secret(name, { message: "must be 64 hexadecimal characters (32 bytes)", validation: (v) => /^[0-9a-fA-F]{64}$/.test(v) })
+
+const postgresUrl = secret("DATABASE_URL", {
+  message: "must be a postgres:// or postgresql:// URL",
+  validation: (v) => /^postgres(ql)?:\/\//.test(v)
+})
+
+const algorithmList = (s: string) => s.split(",").map((a) => a.trim()).filter((a) => a.length > 0)
 
 const positive = (name: string, fallback: number) =>
   Config.integer(name).pipe(
@@ -24,12 +31,15 @@ const jwt = Config.option(Config.url("JWT_JWKS_URL")).pipe(
       issuer: Config.option(Config.nonEmptyString("JWT_ISSUER")),
       audience: Config.option(Config.nonEmptyString("JWT_AUDIENCE")),
       algorithms: Config.string("JWT_ALGORITHMS").pipe(
-        Config.withDefault("RS256,ES256"),
-        Config.map((s) => s.split(",").map((a) => a.trim()).filter((a) => a.length > 0)),
         Config.validate({
           message: "must list JWS algorithms such as RS256,ES256 (none is never allowed)",
-          validation: (algs) => algs.length > 0 && algs.every((a) => /^(RS|PS|ES)(256|384|512)$|^EdDSA$/.test(a))
-        })
+          validation: (s) => {
+            const algs = algorithmList(s)
+            return algs.length > 0 && algs.every((a) => /^(RS|PS|ES)(256|384|512)$|^EdDSA$/.test(a))
+          }
+        }),
+        Config.withDefault("RS256,ES256"),
+        Config.map(algorithmList)
       ),
       scopeClaim: Config.string("JWT_SCOPE_CLAIM").pipe(Config.withDefault("scope"))
     }),
@@ -50,9 +60,7 @@ export const AppConfig = Config.all({
   redisUrl: Config.option(Config.url("REDIS_URL")),
   publicBaseUrl: Config.option(Config.url("PUBLIC_BASE_URL")),
   adminApiKey: Config.option(
-    Config.redacted("ADMIN_API_KEY").pipe(
-      Config.validate({ message: "must be at least 24 characters", validation: (v) => Redacted.value(v).length >= 24 })
-    )
+    secret("ADMIN_API_KEY", { message: "must be at least 24 characters", validation: (v) => v.length >= 24 })
   ),
   masterKey: Config.option(hex64("SECRETS_MASTER_KEY")),
   jwt,
