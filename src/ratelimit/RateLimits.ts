@@ -30,6 +30,16 @@ export interface RateDecision {
 
 const unixSeconds = (afterMillis: number) => Math.ceil((Date.now() + afterMillis) / 1000)
 
+/**
+ * The limiter extends a counter's expiry by window/limit ms per request, and
+ * the Redis store sets that expiry with PX, which takes whole milliseconds
+ * only: a fractional share (team per day: 172.8 ms, admin per day at 10M:
+ * 8.64 ms) fails every time, and the window goes unenforced. Round the share
+ * up to whole milliseconds (team's day becomes 24 h 1 min 40 s).
+ */
+const storeWindow = (window: Duration.Duration, limit: number): Duration.Duration =>
+  Duration.millis(Math.max(1, Math.ceil(Duration.toMillis(window) / limit)) * limit)
+
 type WindowResult = { readonly allowed: boolean; readonly limit: number; readonly remaining: number; readonly resetMillis: number }
 
 /** Counts requests per account in a per-minute and a per-day window. */
@@ -38,7 +48,7 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
     const limiter = yield* RateLimiter.RateLimiter
 
     const window = (key: string, limit: number, window: Duration.Duration) =>
-      limiter.consume({ key, limit, window, algorithm: "fixed-window", onExceeded: "fail" }).pipe(
+      limiter.consume({ key, limit, window: storeWindow(window, limit), algorithm: "fixed-window", onExceeded: "fail" }).pipe(
         Effect.map(
           (r): WindowResult => ({ allowed: true, limit, remaining: r.remaining, resetMillis: Duration.toMillis(r.resetAfter) })
         ),

@@ -1,0 +1,296 @@
+import { Schema } from "effect"
+import { request as httpRequest } from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Me } from "../../src/auth/Api.js"
+import { CreatedApiKey } from "../../src/auth/ApiKey.js"
+import type { Plan } from "../../src/common/Schemas.js"
+import { Lab } from "../../src/labs/Lab.js"
+import { Status } from "../../src/status/Api.js"
+import { data, expectError, json } from "../support/http.js"
+import { startTestServer, type TestServer } from "../support/TestServer.js"
+
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(() => server.close())
+
+// ---------------------------------------------------------------------------
+// helpers
+
+const HeaderInt = Schema.compose(Schema.String.pipe(Schema.pattern(/^\d+$/)), Schema.NumberFromString)
+const RateHeaders = Schema.Struct({ limit: HeaderInt, remaining: HeaderInt, reset: HeaderInt })
+
+/** The three rate-limit headers as numbers (fails when one is missing or not a whole number). */
+const rate = (response: Response) =>
+  Schema.decodeUnknownSync(RateHeaders)({
+    limit: response.headers.get("x-ratelimit-limit"),
+    remaining: response.headers.get("x-ratelimit-remaining"),
+    reset: response.headers.get("x-ratelimit-reset")
+  })
+
+let labCount = 0
+const createLab = async (plan: Plan) => {
+  labCount += 1
+  const slug = `rl-${plan}-${labCount}`
+  return data(await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug, name: slug, plan } }), Lab, 201)
+}
+
+/** A fresh API key (its own rate-limit account) with read-write access to these labs. */
+const createKey = async (...slugs: ReadonlyArray<string>) => {
+  const created = await data(
+    await server.request("POST", "/api/v1/auth/keys", {
+      token: server.adminKey,
+      json: { name: "rate limit test", scopes: slugs.map((slug) => `lab:${slug}:rw`) }
+    }),
+    CreatedApiKey,
+    201
+  )
+  return created.key
+}
+
+/** GET /api/v1/me with this key, expecting 200; returns the rate headers. */
+const me = async (token: string) => {
+  const response = await server.request("GET", "/api/v1/me", { token })
+  await data(response, Me)
+  return rate(response)
+}
+
+/** Make `n` successful requests with this key, one after the other; returns the Remaining values seen. */
+const spend = async (token: string, n: number) => {
+  const remaining: Array<number> = []
+  for (let i = 0; i < n; i++) remaining.push((await me(token)).remaining)
+  return remaining
+}
+
+/** 59, 58, …, 60 - n */
+const countdown = (limit: number, n: number) => Array.from({ length: n }, (_, i) => limit - 1 - i)
+
+/** Expect a 429 rate_limited envelope with a Retry-After and Remaining 0; returns the headers. */
+const expectLimited = async (response: Response, limit: number, windowSeconds = 60) => {
+  const message = await expectError(response, 429, "rate_limited")
+  expect(message).toMatch(new RegExp(`${limit}`))
+  const retryAfter = Schema.decodeUnknownSync(HeaderInt)(response.headers.get("retry-after"))
+  expect(retryAfter).toBeGreaterThan(0)
+  // a window never asks a client to wait for longer than the window
+  expect(retryAfter).toBeLessThanOrEqual(windowSeconds)
+  const headers = rate(response)
+  expect(headers).toMatchObject({ limit, remaining: 0 })
+  return { ...headers, retryAfter }
+}
+
+/** A raw request from a chosen loopback source address (127.0.0.0/8 is all loopback on Linux). */
+const requestFrom = (
+  localAddress: string,
+  path: string,
+  headers: Record<string, string> = {}
+): Promise<Response> =>
+  new Promise((resolve, reject) => {
+    const url = new URL(path, server.baseUrl)
+    const req = httpRequest(
+      { host: url.hostname, port: url.port, path: `${url.pathname}${url.search}`, method: "GET", localAddress, headers, agent: false },
+      (res) => {
+        const chunks: Array<Buffer> = []
+        res.on("data", (chunk: Buffer) => chunks.push(chunk))
+        res.on("error", reject)
+        res.on("end", () => {
+          const responseHeaders = new Headers()
+          for (const [name, value] of Object.entries(res.headers)) {
+            if (typeof value === "string") responseHeaders.set(name, value)
+            else if (Array.isArray(value)) for (const v of value) responseHeaders.append(name, v)
+          }
+          resolve(new Response(Buffer.concat(chunks), { status: res.statusCode ?? 0, headers: responseHeaders }))
+        })
+      }
+    )
+    req.on("error", reject)
+    req.end()
+  })
+
+// ---------------------------------------------------------------------------
+
+describe("rate-limit headers", () => {
+  it("are on successful responses, authenticated or not", async () => {
+    const lab = await createLab("free")
+    const key = await createKey(lab.slug)
+
+    const status = await server.request("GET", "/api/v1/status")
+    await data(status, Status)
+    expect(rate(status).limit).toBe(60)
+
+    const before = Date.now()
+    const mine = await server.request("GET", "/api/v1/me", { token: key })
+    const after = Date.now()
+    const body = await data(mine, Me)
+    expect(body.limits).toEqual({ perMinute: 60, perDay: 1000 })
+    const headers = rate(mine)
+    expect(headers).toMatchObject({ limit: 60, remaining: 59 })
+    // Unix seconds, not milliseconds nor a delta: strictly after the request began, within the minute
+    expect(headers.reset * 1000).toBeGreaterThan(before)
+    expect(headers.reset * 1000).toBeLessThanOrEqual(after + 61_000)
+  })
+
+  it("are on error responses (401, 403, 404, 405, 422), which count like any request", async () => {
+    const lab = await createLab("free")
+    const other = await createLab("free")
+    const key = await createKey(lab.slug)
+
+    const noToken = await server.request("GET", "/api/v1/me")
+    await expectError(noToken, 401, "unauthorized")
+    expect(rate(noToken).limit).toBe(60)
+    const badToken = await server.request("GET", "/api/v1/me", { token: "lsk_not_a_real_key" })
+    await expectError(badToken, 401, "unauthorized")
+    expect(rate(badToken).limit).toBe(60)
+
+    const seen: Array<number> = []
+    const forbidden = await server.request("GET", `/api/v1/tasks?labId=${other.slug}`, { token: key })
+    await expectError(forbidden, 403, "forbidden")
+    seen.push(rate(forbidden).remaining)
+
+    const unknownRoute = await server.request("GET", "/api/v1/no-such-thing", { token: key })
+    await expectError(unknownRoute, 404, "not_found")
+    seen.push(rate(unknownRoute).remaining)
+
+    const missingTask = await server.request("DELETE", `/api/v1/tasks/task_missing?labId=${lab.slug}`, { token: key })
+    await expectError(missingTask, 404, "not_found")
+    seen.push(rate(missingTask).remaining)
+
+    const wrongMethod = await server.request("PUT", "/api/v1/tasks", { token: key, json: {} })
+    await expectError(wrongMethod, 405, "method_not_allowed")
+    seen.push(rate(wrongMethod).remaining)
+
+    const invalid = await server.request("GET", `/api/v1/tasks?labId=${lab.slug}&limit=abc`, { token: key })
+    await expectError(invalid, 422, "validation_error")
+    seen.push(rate(invalid).remaining)
+
+    const invalidBody = await server.request("POST", "/api/v1/tasks", { token: key, json: { labId: lab.slug } })
+    await expectError(invalidBody, 422, "validation_error")
+    seen.push(rate(invalidBody).remaining)
+
+    for (const response of [forbidden, unknownRoute, missingTask, wrongMethod, invalid, invalidBody]) {
+      expect(rate(response).limit).toBe(60)
+    }
+    expect(seen).toEqual(countdown(60, 6))
+  })
+})
+
+describe("plan limits", () => {
+  it("gives a free-plan key 60 a minute, counting down, and answers the 61st with 429 rate_limited", async () => {
+    const lab = await createLab("free")
+    const key = await createKey(lab.slug)
+
+    expect(await spend(key, 60)).toEqual(countdown(60, 60))
+
+    const before = Date.now()
+    const limited = await server.request("GET", "/api/v1/me", { token: key })
+    const after = Date.now()
+    const headers = await expectLimited(limited, 60)
+    expect(headers.reset * 1000).toBeGreaterThan(before)
+    expect(headers.reset * 1000).toBeLessThanOrEqual(after + 61_000)
+
+    // the limit is per account, not per route, and a rejected request does not reset the window
+    await expectLimited(await server.request("GET", `/api/v1/tasks?labId=${lab.slug}`, { token: key }), 60)
+    await expectLimited(await server.request("POST", "/api/v1/tasks", { token: key, json: { labId: lab.slug, title: "t" } }), 60)
+    const tasks = await json(await server.request("GET", `/api/v1/tasks?labId=${lab.slug}`, { token: server.adminKey }))
+    expect(tasks).toMatchObject({ data: [] })
+  })
+
+  it("gives a pro-plan key 300 a minute and a team-plan key 1000", async () => {
+    const pro = await createLab("pro")
+    const proKey = await createKey(pro.slug)
+    expect(await me(proKey)).toMatchObject({ limit: 300, remaining: 299 })
+    expect(await me(proKey)).toMatchObject({ limit: 300, remaining: 298 })
+
+    const team = await createLab("team")
+    expect(await me(await createKey(team.slug))).toMatchObject({ limit: 1000, remaining: 999 })
+  })
+
+  it("sizes a key on several labs by the highest plan", async () => {
+    const free = await createLab("free")
+    const pro = await createLab("pro")
+    expect(await me(await createKey(free.slug, pro.slug))).toMatchObject({ limit: 300, remaining: 299 })
+  })
+
+  it("lets a pro-plan key past the 61st request", async () => {
+    const pro = await createLab("pro")
+    const key = await createKey(pro.slug)
+    const remaining = await spend(key, 61)
+    expect(remaining.at(-1)).toBe(239)
+  })
+})
+
+describe("accounts", () => {
+  it("counts each key on its own: a second key of the same lab is not limited with the first", async () => {
+    const lab = await createLab("free")
+    const first = await createKey(lab.slug)
+    const second = await createKey(lab.slug)
+
+    await spend(first, 60)
+    await expectLimited(await server.request("GET", "/api/v1/me", { token: first }), 60)
+
+    expect(await me(second)).toMatchObject({ limit: 60, remaining: 59 })
+    const tasks = await server.request("GET", `/api/v1/tasks?labId=${lab.slug}`, { token: second })
+    expect(tasks.status).toBe(200)
+    expect(rate(tasks)).toMatchObject({ limit: 60, remaining: 58 })
+    await json(tasks)
+
+    // and the first stays limited
+    await expectLimited(await server.request("GET", "/api/v1/me", { token: first }), 60)
+  })
+
+  it("counts unauthenticated requests per client address", async () => {
+    const remaining: Array<number> = []
+    for (let i = 0; i < 60; i++) {
+      const response = await requestFrom("127.0.0.2", "/api/v1/status")
+      await data(response, Status)
+      expect(rate(response).limit).toBe(60)
+      remaining.push(rate(response).remaining)
+    }
+    expect(remaining).toEqual(countdown(60, 60))
+
+    await expectLimited(await requestFrom("127.0.0.2", "/api/v1/status"), 60)
+    // a request with a credential that proves nothing is still that address's
+    await expectLimited(await requestFrom("127.0.0.2", "/api/v1/me", { authorization: "Bearer lsk_made_up" }), 60)
+    // a client cannot pick another bucket by claiming to be forwarded
+    await expectLimited(await requestFrom("127.0.0.2", "/api/v1/status", { "x-forwarded-for": "203.0.113.9" }), 60)
+
+    // another address has its own count
+    const elsewhere = await requestFrom("127.0.0.3", "/api/v1/status")
+    await data(elsewhere, Status)
+    expect(rate(elsewhere)).toMatchObject({ limit: 60, remaining: 59 })
+
+    // and a key used from the limited address counts against the key, not the address
+    const lab = await createLab("free")
+    const key = await createKey(lab.slug)
+    const keyed = await requestFrom("127.0.0.2", "/api/v1/me", { authorization: `Bearer ${key}` })
+    await data(keyed, Me)
+    expect(rate(keyed)).toMatchObject({ limit: 60, remaining: 59 })
+  })
+})
+
+describe("windows", () => {
+  it("reports the window that binds: the day's once it is closer to its limit than the minute's", async () => {
+    const small = await startTestServer({ adminLimits: { perMinute: 50, perDay: 5 } })
+    try {
+      const seen: Array<{ readonly limit: number; readonly remaining: number }> = []
+      for (let i = 0; i < 5; i++) {
+        const response = await small.request("GET", "/api/v1/me", { token: small.adminKey })
+        await data(response, Me)
+        const { limit, remaining } = rate(response)
+        seen.push({ limit, remaining })
+      }
+      expect(seen).toEqual(countdown(5, 5).map((remaining) => ({ limit: 5, remaining })))
+
+      const before = Date.now()
+      const limited = await small.request("GET", "/api/v1/me", { token: small.adminKey })
+      const after = Date.now()
+      const headers = await expectLimited(limited, 5, 86_400)
+      // a day window: Retry-After and Reset point past the current minute, but within a day
+      expect(headers.retryAfter).toBeGreaterThan(60)
+      expect(headers.reset * 1000).toBeGreaterThan(before + 60_000)
+      expect(headers.reset * 1000).toBeLessThanOrEqual(after + 86_401_000)
+    } finally {
+      await small.close()
+    }
+  })
+})

@@ -1,0 +1,150 @@
+import { Option, Schema } from "effect"
+import { Redis } from "ioredis"
+import { randomBytes } from "node:crypto"
+import { createConnection } from "node:net"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Me } from "../../src/auth/Api.js"
+import { CreatedApiKey } from "../../src/auth/ApiKey.js"
+import type { Plan } from "../../src/common/Schemas.js"
+import { Lab } from "../../src/labs/Lab.js"
+import { data, expectError } from "../support/http.js"
+import { startTestServer, type TestServer } from "../support/TestServer.js"
+
+const REDIS_HOST = "127.0.0.1"
+const REDIS_PORT = 6379
+/** A database of its own, so nothing else on this Redis is touched. */
+const REDIS_DB = 11
+const PREFIX = "lab-service:ratelimit:"
+
+/** Is something listening on the Redis port? A short TCP connect, nothing more. */
+const reachable = (): Promise<boolean> =>
+  new Promise((resolve) => {
+    const socket = createConnection({ host: REDIS_HOST, port: REDIS_PORT })
+    const done = (ok: boolean) => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(500, () => done(false))
+    socket.once("connect", () => done(true))
+    socket.once("error", () => done(false))
+  })
+
+const redisUp = await reachable()
+const skipReason = redisUp ? "" : ` [skipped: no Redis reachable on ${REDIS_HOST}:${REDIS_PORT}]`
+if (!redisUp) console.warn(`test/ratelimit/redis.test.ts: skipped, no Redis reachable on ${REDIS_HOST}:${REDIS_PORT}`)
+
+const HeaderInt = Schema.compose(Schema.String.pipe(Schema.pattern(/^\d+$/)), Schema.NumberFromString)
+const rate = (response: Response) =>
+  Schema.decodeUnknownSync(Schema.Struct({ limit: HeaderInt, remaining: HeaderInt }))({
+    limit: response.headers.get("x-ratelimit-limit"),
+    remaining: response.headers.get("x-ratelimit-remaining")
+  })
+
+const RowJson = Schema.Array(Schema.Struct({ row: Schema.String }))
+
+/**
+ * Each server has its own in-memory database; copy a row (by id) from one to
+ * the other so both know the same lab and key, as replicas on one database would.
+ */
+const copyRow = async (from: TestServer, to: TestServer, table: "labs" | "api_keys", id: string) => {
+  const rows = await from.sql((sql) => sql`SELECT row_to_json(t)::text AS row FROM ${sql(table)} t WHERE id = ${id}`)
+  const [found] = Schema.decodeUnknownSync(RowJson)(rows)
+  if (!found) throw new Error(`no ${table} row ${id}`)
+  await to.sql((sql) => sql`INSERT INTO ${sql(table)} SELECT * FROM json_populate_record(NULL::${sql(table)}, ${found.row}::json)`)
+}
+
+describe("rate limits in Redis", () => {
+  const redisUrl = Option.some(new URL(`redis://${REDIS_HOST}:${REDIS_PORT}/${REDIS_DB}`))
+  let a: TestServer
+  let b: TestServer
+  let redis: Redis
+  const created: Array<string> = []
+
+  beforeAll(async () => {
+    if (!redisUp) return
+    redis = new Redis({ host: REDIS_HOST, port: REDIS_PORT, db: REDIS_DB, lazyConnect: true })
+    await redis.connect()
+    a = await startTestServer({ redisUrl })
+    b = await startTestServer({ redisUrl })
+  })
+
+  afterAll(async () => {
+    if (!redisUp) return
+    try {
+      // the keys' counters, and the operator's (whose requests set the fixtures up)
+      for (const account of [...created, "admin"]) {
+        const keys = await redis.keys(`${PREFIX}${account}:*`)
+        if (keys.length > 0) await redis.del(...keys)
+      }
+    } finally {
+      await Promise.allSettled([a?.close(), b?.close()])
+      redis.disconnect()
+    }
+  })
+
+  /** A lab on this plan and a key on it, known to both servers. */
+  const sharedKey = async (plan: Plan = "free") => {
+    const slug = `rl-redis-${randomBytes(6).toString("hex")}`
+    const lab = await data(
+      await a.request("POST", "/api/v1/labs", { token: a.adminKey, json: { slug, name: slug, plan } }),
+      Lab,
+      201
+    )
+    const key = await data(
+      await a.request("POST", "/api/v1/auth/keys", { token: a.adminKey, json: { name: "shared", scopes: [`lab:${slug}:rw`] } }),
+      CreatedApiKey,
+      201
+    )
+    created.push(key.id)
+    await copyRow(a, b, "labs", lab.id)
+    await copyRow(a, b, "api_keys", key.id)
+    return key
+  }
+
+  const me = async (server: TestServer, token: string) => {
+    const response = await server.request("GET", "/api/v1/me", { token })
+    await data(response, Me)
+    return rate(response)
+  }
+
+  it.skipIf(!redisUp)(`counts one key's requests on two servers against one limit${skipReason}`, async () => {
+    const key = await sharedKey()
+
+    const remaining: Array<number> = []
+    for (let i = 0; i < 30; i++) remaining.push((await me(a, key.key)).remaining)
+    for (let i = 0; i < 30; i++) remaining.push((await me(b, key.key)).remaining)
+    // one countdown across both servers: 59 … 0, not 59 … 30 twice
+    expect(remaining).toEqual(Array.from({ length: 60 }, (_, i) => 59 - i))
+
+    for (const server of [a, b]) {
+      const limited = await server.request("GET", "/api/v1/me", { token: key.key })
+      await expectError(limited, 429, "rate_limited")
+      expect(rate(limited)).toEqual({ limit: 60, remaining: 0 })
+      expect(Number(limited.headers.get("retry-after"))).toBeGreaterThan(0)
+    }
+  })
+
+  it.skipIf(!redisUp).each([
+    ["free", 60],
+    ["pro", 300],
+    ["team", 1000]
+  ] as const)(`keeps every window's counter of a %s-plan key in Redis under ${PREFIX}${skipReason}`, async (plan, limit) => {
+    const key = await sharedKey(plan)
+    await me(a, key.key)
+    await me(b, key.key)
+    expect(await me(a, key.key)).toEqual({ limit, remaining: limit - 3 })
+
+    const keys = await redis.keys(`${PREFIX}*`)
+    const mine = keys.filter((k) => k.startsWith(`${PREFIX}${key.id}:`)).sort()
+    // a per-minute and a per-day window, both counted in Redis (a window the store rejects is not enforced at all)
+    expect(mine).toHaveLength(2)
+    const counts = await Promise.all(mine.map((k) => redis.get(k)))
+    // every window of this account counted the three requests, whichever server served them
+    expect(counts).toEqual(["3", "3"])
+
+    // the servers hold no count of their own: with the counters gone, both start over
+    await redis.del(...mine)
+    expect(await me(b, key.key)).toEqual({ limit, remaining: limit - 1 })
+    expect(await me(a, key.key)).toEqual({ limit, remaining: limit - 2 })
+  })
+})
