@@ -2,6 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
 import { ok, okPage } from "../http/Envelope.js"
+import { pageQuery } from "../http/Pagination.js"
 import { Labs } from "../labs/Labs.js"
 import { AdminLimits, PLAN_LIMITS } from "../ratelimit/RateLimits.js"
 import { ApiKeys } from "./ApiKeys.js"
@@ -34,7 +35,10 @@ export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
     const keys = yield* ApiKeys
     return handlers
       .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => keys.list(principal, urlParams)).pipe(Effect.flatMap(okPage))
+        Effect.all([CurrentPrincipal, pageQuery(urlParams)]).pipe(
+          Effect.flatMap(([principal, page]) => keys.list(principal, page)),
+          Effect.flatMap(okPage)
+        )
       )
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => keys.create(principal, payload)).pipe(Effect.flatMap(ok))

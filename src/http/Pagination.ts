@@ -1,5 +1,6 @@
 import type { SqlClient } from "@effect/sql"
-import { Option, Schema } from "effect"
+import { Effect, Either, Option, Schema } from "effect"
+import { ValidationError } from "./Errors.js"
 import type { Page } from "./Envelope.js"
 
 /**
@@ -10,15 +11,19 @@ import type { Page } from "./Envelope.js"
 export const Cursor = Schema.Struct({ createdAt: Schema.Date, id: Schema.String })
 export type Cursor = typeof Cursor.Type
 
-const CursorFromString = Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(Cursor)).annotations({
-  message: () => ({ message: "is not a cursor issued by this service", override: true }),
-  description: "opaque: meta.next_cursor of the previous page"
-})
+/** An opaque cursor: the position, as base64url JSON. */
+export const cursorFromString = <A, I>(position: Schema.Schema<A, I>) =>
+  Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(position)).annotations({
+    message: () => ({ message: "is not a cursor issued by this service", override: true }),
+    description: "opaque: meta.next_cursor of the previous page"
+  })
+
+const CursorFromString = cursorFromString(Cursor)
 
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 
-const Limit = Schema.NumberFromString.pipe(
+export const Limit = Schema.NumberFromString.pipe(
   Schema.int(),
   Schema.between(1, MAX_LIMIT)
 ).annotations({
@@ -26,15 +31,40 @@ const Limit = Schema.NumberFromString.pipe(
   message: () => ({ message: `must be an integer from 1 to ${MAX_LIMIT}`, override: true })
 })
 
-/** Query fields every list accepts; spread into a list endpoint's urlParams. */
+/**
+ * Query fields every list accepts; spread into a list endpoint's urlParams.
+ * The cursor stays a string in the contract, so clients pass back
+ * `meta.next_cursor` as it came; `pageQuery` decodes it.
+ */
 export const PageParams = {
-  limit: Schema.optionalWith(Limit, { default: () => DEFAULT_LIMIT }),
-  cursor: Schema.optionalWith(CursorFromString, { as: "Option" })
+  limit: Schema.optional(Limit),
+  cursor: Schema.optional(
+    Schema.String.pipe(Schema.maxLength(2048)).annotations({ description: "opaque: meta.next_cursor of the previous page" })
+  )
 }
 
 export interface PageQuery {
   readonly limit: number
   readonly cursor: Option.Option<Cursor>
+}
+
+const decodeCursor = Schema.decodeUnknownEither(CursorFromString)
+
+/** The page a list request asks for; 422 for a cursor this service did not issue. */
+export const pageQuery = (params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
+  pageQueryWith(decodeCursor, params)
+
+/** As pageQuery, for lists ordered by another position (files: by path). */
+export const pageQueryWith = <P>(
+  decode: (u: unknown) => Either.Either<P, unknown>,
+  params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }
+): Effect.Effect<{ readonly limit: number; readonly cursor: Option.Option<P> }, ValidationError> => {
+  const limit = params.limit ?? DEFAULT_LIMIT
+  if (params.cursor === undefined) return Effect.succeed({ limit, cursor: Option.none() })
+  return Either.match(decode(params.cursor), {
+    onLeft: () => Effect.fail(new ValidationError({ message: "cursor: is not a cursor issued by this service" })),
+    onRight: (cursor) => Effect.succeed({ limit, cursor: Option.some(cursor) })
+  })
 }
 
 const encodeCursor = Schema.encodeSync(CursorFromString)

@@ -4,6 +4,7 @@ import { Api } from "../Api.js"
 import { requireAdmin } from "../auth/Authentication.js"
 import { CurrentPrincipal } from "../auth/Principal.js"
 import { ok, okPage } from "../http/Envelope.js"
+import { pageQuery } from "../http/Pagination.js"
 import { Labs } from "./Labs.js"
 
 export const LabsHttp = HttpApiBuilder.group(Api, "labs", (handlers) =>
@@ -11,7 +12,10 @@ export const LabsHttp = HttpApiBuilder.group(Api, "labs", (handlers) =>
     const labs = yield* Labs
     return handlers
       .handle("list", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => labs.list(principal, urlParams)).pipe(Effect.flatMap(okPage))
+        Effect.all([CurrentPrincipal, pageQuery(urlParams)]).pipe(
+          Effect.flatMap(([principal, page]) => labs.list(principal, page)),
+          Effect.flatMap(okPage)
+        )
       )
       .handle("create", ({ payload }) => requireAdmin.pipe(Effect.zipRight(labs.create(payload)), Effect.flatMap(ok)))
   })

@@ -10,7 +10,7 @@ import { CreateTask, Task, TaskStatus } from "./Task.js"
 export class TasksApi extends HttpApiGroup.make("tasks")
   .add(
     HttpApiEndpoint.get("list", "/tasks")
-      .setUrlParams(Schema.Struct({ labId: LabRef, status: Schema.optionalWith(TaskStatus, { as: "Option" }), ...PageParams }))
+      .setUrlParams(Schema.Struct({ labId: LabRef, status: Schema.optional(TaskStatus), ...PageParams }))
       .addSuccess(ListEnvelope(Task))
   )
   .add(HttpApiEndpoint.post("create", "/tasks").setPayload(CreateTask).addSuccess(Envelope(Task), { status: 201 }))

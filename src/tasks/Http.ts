@@ -1,7 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
 import { ok, okPage } from "../http/Envelope.js"
+import { pageQuery } from "../http/Pagination.js"
 import { Labs } from "../labs/Labs.js"
 import { Tasks } from "./Tasks.js"
 
@@ -10,9 +11,9 @@ export const TasksHttp = HttpApiBuilder.group(Api, "tasks", (handlers) =>
     const labs = yield* Labs
     const tasks = yield* Tasks
     return handlers
-      .handle("list", ({ urlParams: { labId, ...filter } }) =>
-        labs.access(labId, "read").pipe(
-          Effect.flatMap((lab) => tasks.list(lab.id, filter)),
+      .handle("list", ({ urlParams: { labId, status, ...page } }) =>
+        Effect.all([labs.access(labId, "read"), pageQuery(page)]).pipe(
+          Effect.flatMap(([lab, page]) => tasks.list(lab.id, { ...page, status: Option.fromNullable(status) })),
           Effect.flatMap(okPage)
         )
       )

@@ -22,7 +22,7 @@ import { migrations } from "../../src/db/Migrations.js"
 import { runMigrations } from "../../src/db/Migrator.js"
 import { isUniqueViolation } from "../../src/db/SqlErrors.js"
 import type { Page } from "../../src/http/Envelope.js"
-import { PageParams, type PageQuery } from "../../src/http/Pagination.js"
+import { PageParams, type PageQuery, pageQuery as toPageQuery } from "../../src/http/Pagination.js"
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
 import type { Task } from "../../src/tasks/Task.js"
 import { TasksRepo } from "../../src/tasks/TasksRepo.js"
@@ -35,7 +35,10 @@ const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`
 /** A page request exactly as a client sends it: `?limit=…&cursor=…`. */
 const PageRequest = Schema.Struct(PageParams)
 const pageQuery = (limit: number, cursor: string | null = null): Effect.Effect<PageQuery> =>
-  Effect.orDie(Schema.decodeUnknown(PageRequest)(cursor === null ? { limit: String(limit) } : { limit: String(limit), cursor }))
+  Schema.decodeUnknown(PageRequest)(cursor === null ? { limit: String(limit) } : { limit: String(limit), cursor }).pipe(
+    Effect.flatMap(toPageQuery),
+    Effect.orDie
+  )
 
 /** Follow next cursors from the first page to the last; returns every page. */
 const walk = <A>(limit: number, fetch: (query: PageQuery) => Effect.Effect<Page<A>>) =>
