@@ -1,5 +1,5 @@
 import { RateLimiter } from "@effect/experimental"
-import { Context, Duration, Effect } from "effect"
+import { Clock, Context, Duration, Effect } from "effect"
 import type { Plan } from "../common/Schemas.js"
 
 export interface Limits {
@@ -28,61 +28,61 @@ export interface RateDecision {
   readonly retryAfter: number
 }
 
-const unixSeconds = (afterMillis: number) => Math.ceil((Date.now() + afterMillis) / 1000)
-
 /**
- * The limiter extends a counter's expiry by window/limit ms per request, and
- * the Redis store sets that expiry with PX, which takes whole milliseconds
- * only: a fractional share (team per day: 172.8 ms, admin per day at 10M:
- * 8.64 ms) fails every time, and the window goes unenforced. Round the share
- * up to whole milliseconds (team's day becomes 24 h 1 min 40 s).
+ * One window's outcome. `end` is Unix milliseconds when the window ends: the
+ * stores (layers/RateLimitStore.ts) count in calendar windows aligned on the
+ * Unix epoch, and answer the time left until the window's end.
  */
-const storeWindow = (window: Duration.Duration, limit: number): Duration.Duration =>
-  Duration.millis(Math.max(1, Math.ceil(Duration.toMillis(window) / limit)) * limit)
-
-type WindowResult = { readonly allowed: boolean; readonly limit: number; readonly remaining: number; readonly resetMillis: number }
+type WindowResult = { readonly allowed: boolean; readonly limit: number; readonly remaining: number; readonly end: number }
 
 /** Counts requests per account in a per-minute and a per-day window. */
 export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
   effect: Effect.gen(function* () {
     const limiter = yield* RateLimiter.RateLimiter
 
-    const window = (key: string, limit: number, window: Duration.Duration) =>
-      limiter.consume({ key, limit, window: storeWindow(window, limit), algorithm: "fixed-window", onExceeded: "fail" }).pipe(
-        Effect.map(
-          (r): WindowResult => ({ allowed: true, limit, remaining: r.remaining, resetMillis: Duration.toMillis(r.resetAfter) })
-        ),
-        Effect.catchTag("RateLimiterError", (e) =>
-          e.reason === "Exceeded"
-            ? Effect.succeed<WindowResult>({ allowed: false, limit, remaining: 0, resetMillis: Duration.toMillis(e.retryAfter) })
-            : // A broken store must not take the API down: let the request through, and say so in the log.
-              Effect.as(Effect.logWarning("rate limit store failed; request allowed", e), {
-                allowed: true,
-                limit,
-                remaining: limit,
-                resetMillis: Duration.toMillis(window)
-              })
+    /** Count one request in this account's window of this length (a calendar window: see layers/RateLimitStore.ts). */
+    const window = (key: string, limit: number, length: Duration.Duration): Effect.Effect<RateDecision> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        limiter.consume({ key, limit, window: length, algorithm: "fixed-window", onExceeded: "fail" }).pipe(
+          // the store measured the time left a moment after `now`: now + left is the window's end, or a hair before it
+          Effect.map((r): WindowResult => ({ allowed: true, limit, remaining: r.remaining, end: now + Duration.toMillis(r.resetAfter) })),
+          Effect.catchTag("RateLimiterError", (e) =>
+            e.reason === "Exceeded"
+              ? Effect.succeed<WindowResult>({ allowed: false, limit, remaining: 0, end: now + Duration.toMillis(e.retryAfter) })
+              : // A broken store must not take the API down: let the request through, and say so in the log.
+                Effect.as(Effect.logWarning("rate limit store failed; request allowed", e), {
+                  allowed: true,
+                  limit,
+                  remaining: limit,
+                  end: windowEnd(now, Duration.toMillis(length))
+                })
+          ),
+          Effect.map((w) => decision(w, now))
         )
       )
 
     const consume = (account: string, limits: Limits) =>
       Effect.gen(function* () {
         const minute = yield* window(`${account}:minute`, limits.perMinute, Duration.minutes(1))
-        if (!minute.allowed) return decision(minute)
+        if (!minute.allowed) return minute
         const day = yield* window(`${account}:day`, limits.perDay, Duration.days(1))
-        if (!day.allowed) return decision(day)
-        // The window that binds is the one closer to its limit.
-        return decision(day.remaining < minute.remaining ? day : minute)
+        if (!day.allowed) return day
+        // The window that binds is the one closer to its limit (the minute's on a tie).
+        return day.remaining < minute.remaining ? day : minute
       })
 
     return { consume }
   })
 }) {}
 
-const decision = (w: WindowResult): RateDecision => ({
+/** The end of the calendar window of this length that `now` falls in (Unix ms). */
+const windowEnd = (now: number, length: number) => (Math.floor(now / length) + 1) * length
+
+const decision = (w: WindowResult, now: number): RateDecision => ({
   allowed: w.allowed,
   limit: w.limit,
   remaining: w.remaining,
-  reset: unixSeconds(w.resetMillis),
-  retryAfter: w.allowed ? 0 : Math.max(1, Math.ceil(w.resetMillis / 1000))
+  // windows end on whole seconds; rounding up also absorbs the moment between `now` and the store's reading
+  reset: Math.ceil(w.end / 1000),
+  retryAfter: w.allowed ? 0 : Math.max(1, Math.ceil((w.end - now) / 1000))
 })

@@ -7,6 +7,7 @@ import type { Plan } from "../../src/common/Schemas.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { Status } from "../../src/status/Api.js"
 import { data, expectError, json } from "../support/http.js"
+import { DAY, MINUTE, roomInWindow, windowEnd } from "../support/RateWindows.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 let server: TestServer
@@ -65,6 +66,23 @@ const spend = async (token: string, n: number) => {
 
 /** 59, 58, …, 60 - n */
 const countdown = (limit: number, n: number) => Array.from({ length: n }, (_, i) => limit - 1 - i)
+
+/**
+ * Reset is the end of the calendar window that `before`…`after` fell in, and
+ * Retry-After the whole seconds from the answer to it.
+ */
+const expectWindowEnd = (
+  headers: { readonly reset: number; readonly retryAfter?: number },
+  before: number,
+  after: number,
+  length = MINUTE
+) => {
+  expect([windowEnd(before, length), windowEnd(after, length)]).toContain(headers.reset * 1000)
+  if (headers.retryAfter !== undefined) {
+    expect(headers.retryAfter * 1000).toBeGreaterThanOrEqual(headers.reset * 1000 - after)
+    expect(headers.retryAfter * 1000).toBeLessThan(headers.reset * 1000 - before + 1000)
+  }
+}
 
 /** Expect a 429 rate_limited envelope with a Retry-After and Remaining 0; returns the headers. */
 const expectLimited = async (response: Response, limit: number, windowSeconds = 60) => {
@@ -128,12 +146,17 @@ describe("rate-limit headers", () => {
     // Unix seconds, not milliseconds nor a delta: strictly after the request began, within the minute
     expect(headers.reset * 1000).toBeGreaterThan(before)
     expect(headers.reset * 1000).toBeLessThanOrEqual(after + 61_000)
+    // calendar windows: the minute's end, on a whole minute
+    expect(headers.reset % 60).toBe(0)
+    expectWindowEnd(headers, before, after)
   })
 
   it("are on error responses (401, 403, 404, 405, 422), which count like any request", async () => {
     const lab = await createLab("free")
     const other = await createLab("free")
     const key = await createKey(lab.slug)
+    // the countdown below must not straddle the minute's end
+    await roomInWindow(5_000)
 
     const noToken = await server.request("GET", "/api/v1/me")
     await expectError(noToken, 401, "unauthorized")
@@ -178,6 +201,7 @@ describe("plan limits", () => {
   it("gives a free-plan key 60 a minute, counting down, and answers the 61st with 429 rate_limited", async () => {
     const lab = await createLab("free")
     const key = await createKey(lab.slug)
+    await roomInWindow(15_000)
 
     expect(await spend(key, 60)).toEqual(countdown(60, 60))
 
@@ -187,6 +211,8 @@ describe("plan limits", () => {
     const headers = await expectLimited(limited, 60)
     expect(headers.reset * 1000).toBeGreaterThan(before)
     expect(headers.reset * 1000).toBeLessThanOrEqual(after + 61_000)
+    // Reset is the end of the calendar minute, Retry-After the seconds until then
+    expectWindowEnd(headers, before, after)
 
     // the limit is per account, not per route, and a rejected request does not reset the window
     await expectLimited(await server.request("GET", `/api/v1/tasks?labId=${lab.slug}`, { token: key }), 60)
@@ -198,6 +224,7 @@ describe("plan limits", () => {
   it("gives a pro-plan key 300 a minute and a team-plan key 1000", async () => {
     const pro = await createLab("pro")
     const proKey = await createKey(pro.slug)
+    await roomInWindow(5_000)
     expect(await me(proKey)).toMatchObject({ limit: 300, remaining: 299 })
     expect(await me(proKey)).toMatchObject({ limit: 300, remaining: 298 })
 
@@ -214,6 +241,7 @@ describe("plan limits", () => {
   it("lets a pro-plan key past the 61st request", async () => {
     const pro = await createLab("pro")
     const key = await createKey(pro.slug)
+    await roomInWindow(15_000)
     const remaining = await spend(key, 61)
     expect(remaining.at(-1)).toBe(239)
   })
@@ -224,6 +252,7 @@ describe("accounts", () => {
     const lab = await createLab("free")
     const first = await createKey(lab.slug)
     const second = await createKey(lab.slug)
+    await roomInWindow(15_000)
 
     await spend(first, 60)
     await expectLimited(await server.request("GET", "/api/v1/me", { token: first }), 60)
@@ -239,6 +268,7 @@ describe("accounts", () => {
   })
 
   it("counts unauthenticated requests per client address", async () => {
+    await roomInWindow(15_000)
     const remaining: Array<number> = []
     for (let i = 0; i < 60; i++) {
       const response = await requestFrom("127.0.0.2", "/api/v1/status")
@@ -272,6 +302,8 @@ describe("windows", () => {
   it("reports the window that binds: the day's once it is closer to its limit than the minute's", async () => {
     const small = await startTestServer({ adminLimits: { perMinute: 50, perDay: 5 } })
     try {
+      // the day's window ends at 00:00 UTC: keep its countdown within one day
+      await roomInWindow(10_000, DAY)
       const seen: Array<{ readonly limit: number; readonly remaining: number }> = []
       for (let i = 0; i < 5; i++) {
         const response = await small.request("GET", "/api/v1/me", { token: small.adminKey })
@@ -285,9 +317,9 @@ describe("windows", () => {
       const limited = await small.request("GET", "/api/v1/me", { token: small.adminKey })
       const after = Date.now()
       const headers = await expectLimited(limited, 5, 86_400)
-      // a day window: Retry-After and Reset point past the current minute, but within a day
-      expect(headers.retryAfter).toBeGreaterThan(60)
-      expect(headers.reset * 1000).toBeGreaterThan(before + 60_000)
+      // a day window: Reset is the end of the UTC day (no earlier than the current minute's end), within a day
+      expectWindowEnd(headers, before, after, DAY)
+      expect(headers.reset * 1000).toBeGreaterThanOrEqual(windowEnd(after))
       expect(headers.reset * 1000).toBeLessThanOrEqual(after + 86_401_000)
     } finally {
       await small.close()
