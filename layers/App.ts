@@ -10,6 +10,9 @@ import { LimitedIncomingMessage } from "../src/http/BodyLimit.js"
 import { ApiLive } from "../src/HttpApp.js"
 import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
 import * as Database from "./Database.js"
+import * as GitDisk from "./git/GitDisk.js"
+import * as GitMemory from "./git/GitMemory.js"
+import { PublicBaseUrl } from "../src/sync/Sync.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 
 /** Everything an instance needs, resolved: the compositions below take no environment variables. */
@@ -23,6 +26,8 @@ export interface AppSettings {
   readonly jwt: Option.Option<JwtSettings>
   readonly adminLimits: Limits
   readonly publicBaseUrl: URL
+  /** Where labs' repositories live: on disk (deployments) or in memory (tests). */
+  readonly git: { readonly kind: "disk"; readonly root: string; readonly timeoutMillis: number } | { readonly kind: "memory" }
 }
 
 /** The adapters and settings the API runs on. */
@@ -34,6 +39,8 @@ export const environment = (settings: AppSettings) => {
   })
   return Layer.mergeAll(
     jwt,
+    settings.git.kind === "disk" ? GitDisk.layer(settings.git) : GitMemory.layer,
+    Layer.succeed(PublicBaseUrl, settings.publicBaseUrl),
     RateLimitStore.layer(settings.redisUrl),
     SecretBox.layer(settings.masterKey),
     Layer.succeed(AdminKey, settings.adminKey),

@@ -47,7 +47,8 @@ export const MainLive = Layer.unwrapEffect(
         scopeClaim: config.jwt.scopeClaim
       })),
       adminLimits: config.adminLimits,
-      publicBaseUrl
+      publicBaseUrl,
+      git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000 }
     })
   })
 )

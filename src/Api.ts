@@ -8,7 +8,10 @@ import {
   ValidationErrorWire
 } from "./http/Errors.js"
 import { LabsApi } from "./labs/Api.js"
-import { PlannedApi, WebhooksApi } from "./planned/Api.js"
+import { ActivityApi } from "./activity/Api.js"
+import { FilesApi } from "./files/Api.js"
+import { PlannedApi } from "./planned/Api.js"
+import { SyncApi, WebhooksApi } from "./sync/Api.js"
 import { StatusApi } from "./status/Api.js"
 import { TasksApi } from "./tasks/Api.js"
 
@@ -46,6 +49,9 @@ export class Api extends HttpApi.make("lab-service")
   .add(LabsApi)
   .add(KeysApi)
   .add(TasksApi)
+  .add(FilesApi)
+  .add(SyncApi)
+  .add(ActivityApi)
   .add(PlannedApi)
   .add(WebhooksApi)
   .addError(ValidationErrorWire)

@@ -1,5 +1,5 @@
 import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { Api } from "./Api.js"
 import { AuthenticationLive } from "./auth/Authentication.js"
 import { KeysHttp, MeHttp } from "./auth/Http.js"
@@ -10,7 +10,16 @@ import { makeGlobalMiddleware } from "./http/GlobalMiddleware.js"
 import { makeRouteTable } from "./http/RouteTable.js"
 import { LabsHttp } from "./labs/Http.js"
 import { Labs } from "./labs/Labs.js"
-import { PlannedHttp, WebhooksHttp } from "./planned/Http.js"
+import { PlannedHttp } from "./planned/Http.js"
+import { ActivityHttp } from "./activity/Http.js"
+import { FilesHttp } from "./files/Http.js"
+import { SyncHttp, WebhooksHttp } from "./sync/Http.js"
+import { ActivityRepo } from "./activity/ActivityRepo.js"
+import { Files } from "./files/Files.js"
+import { Sync } from "./sync/Sync.js"
+import { SyncSignal } from "./sync/SyncSignal.js"
+import { SyncSupervisor } from "./sync/SyncSupervisor.js"
+import { WebhookReceiver } from "./sync/WebhookReceiver.js"
 import { RateLimits } from "./ratelimit/RateLimits.js"
 import { StatusHttp } from "./status/Http.js"
 import { TasksHttp } from "./tasks/Http.js"
@@ -24,12 +33,36 @@ const routes = makeRouteTable(Api, [
   { method: "GET", path: DOCS_PATH }
 ])
 
-const Handlers = Layer.mergeAll(StatusHttp, MeHttp, KeysHttp, LabsHttp, TasksHttp, PlannedHttp, WebhooksHttp)
+const Handlers = Layer.mergeAll(
+  StatusHttp,
+  MeHttp,
+  KeysHttp,
+  LabsHttp,
+  TasksHttp,
+  FilesHttp,
+  SyncHttp,
+  WebhooksHttp,
+  ActivityHttp,
+  PlannedHttp
+)
+
+/** The files API wakes the lab's sync worker through this signal. */
+const SyncSignalLive = Layer.effect(
+  SyncSignal,
+  Effect.map(SyncSupervisor, (supervisor) => ({ outboxChanged: supervisor.outboxChanged }))
+)
 
 /** The domain services the handlers use, built on the adapters the environment provides. */
-export const Services = Layer.mergeAll(Labs.Default, ApiKeys.Default, Tasks.Default, RateLimits.Default).pipe(
-  Layer.provideMerge(UsersRepo.Default)
-)
+export const Services = Layer.mergeAll(
+  Labs.Default,
+  ApiKeys.Default,
+  Tasks.Default,
+  RateLimits.Default,
+  Files.Default,
+  Sync.Default,
+  WebhookReceiver.Default,
+  ActivityRepo.Default
+).pipe(Layer.provide(SyncSignalLive), Layer.provideMerge(SyncSupervisor.Default), Layer.provideMerge(UsersRepo.Default))
 
 /**
  * The whole HTTP API as a layer: contract, handlers, middleware, OpenAPI and

@@ -1,3 +1,4 @@
+import { HttpServerResponse } from "@effect/platform"
 import { Effect, Schema } from "effect"
 import { requestId } from "./RequestContext.js"
 
@@ -34,3 +35,13 @@ export const okPage = <A>(page: Page<A>) =>
     data: page.items,
     meta: { ...m, next_cursor: page.nextCursor, has_more: page.nextCursor !== null }
   }))
+
+/**
+ * A response with a status the handler chooses among those the contract
+ * declares for the same body (201 created vs 200 replaced, 202 queued vs 200).
+ */
+export const respondWith = <A, I>(schema: Schema.Schema<A, I>, value: A, status: number) =>
+  Schema.encode(schema)(value).pipe(
+    Effect.flatMap((body) => HttpServerResponse.json(body, { status })),
+    Effect.orDie
+  )

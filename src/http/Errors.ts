@@ -17,6 +17,7 @@ export const ErrorCodes = {
   ValidationError: ["validation_error", 422],
   RateLimited: ["rate_limited", 429],
   ServerError: ["server_error", 500],
+  BadGateway: ["bad_gateway", 502],
   NotImplemented: ["not_implemented", 501],
   ServiceUnavailable: ["service_unavailable", 503]
 } as const
@@ -36,6 +37,7 @@ export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaTyp
 export class ValidationError extends Schema.TaggedError<ValidationError>()("ValidationError", fields) {}
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", fields) {}
 export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", fields) {}
+export class BadGateway extends Schema.TaggedError<BadGateway>()("BadGateway", fields) {}
 export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", fields) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
 
@@ -51,6 +53,7 @@ export type ApiError =
   | ValidationError
   | RateLimited
   | ServerError
+  | BadGateway
   | NotImplemented
   | ServiceUnavailable
 
@@ -97,5 +100,6 @@ export const UnsupportedMediaTypeWire = wire(UnsupportedMediaType, "UnsupportedM
 export const ValidationErrorWire = wire(ValidationError, "ValidationError")
 export const RateLimitedWire = wire(RateLimited, "RateLimited")
 export const ServerErrorWire = wire(ServerError, "ServerError")
+export const BadGatewayWire = wire(BadGateway, "BadGateway")
 export const NotImplementedWire = wire(NotImplemented, "NotImplemented")
 export const ServiceUnavailableWire = wire(ServiceUnavailable, "ServiceUnavailable")

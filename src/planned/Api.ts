@@ -27,7 +27,6 @@ const action = <N extends string>(name: N, path: `/${string}`, param: string) =>
 
 
 export class PlannedApi extends HttpApiGroup.make("planned")
-  .add(list("activity", "/activity"))
   .add(list("agents", "/agents"))
   .add(list("listBackups", "/backups"))
   .add(create("createBackup", "/backups"))
@@ -46,10 +45,6 @@ export class PlannedApi extends HttpApiGroup.make("planned")
   .add(list("listTemplates", "/experiments/templates"))
   .add(create("createTemplate", "/experiments/templates"))
   .add(list("figures", "/figures"))
-  .add(read("readFile", "/files"))
-  .add(create("writeFile", "/files"))
-  .add(HttpApiEndpoint.patch("updateFile", "/files").setPayload(LabBody).addSuccess(Envelope(Schema.Unknown)))
-  .add(HttpApiEndpoint.del("deleteFile", "/files").setUrlParams(LabQuery).addSuccess(Envelope(Schema.Unknown)))
   .add(list("listKnowledge", "/knowledge"))
   .add(create("createKnowledge", "/knowledge"))
   .add(list("listMemory", "/memory"))
@@ -67,9 +62,6 @@ export class PlannedApi extends HttpApiGroup.make("planned")
   .add(create("createStandup", "/standups"))
   .add(list("listSurveys", "/surveys"))
   .add(create("createSurvey", "/surveys"))
-  .add(read("syncStatus", "/sync"))
-  .add(create("syncNow", "/sync"))
-  .add(create("syncSecret", "/sync/secret"))
   .add(list("listTelemetry", "/telemetry"))
   .add(create("ingestTelemetry", "/telemetry"))
   .addError(ForbiddenWire)
@@ -77,12 +69,3 @@ export class PlannedApi extends HttpApiGroup.make("planned")
   .addError(NotImplementedWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}
-
-export class WebhooksApi extends HttpApiGroup.make("webhooks")
-  .add(
-    HttpApiEndpoint.post("receive", "/api/webhooks/:host")
-      .setPath(Schema.Struct({ host: Schema.String }))
-      .addSuccess(Schema.Unknown)
-  )
-  .addError(NotImplementedWire) {}
-

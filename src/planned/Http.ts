@@ -13,10 +13,7 @@ export const PlannedHttp = HttpApiBuilder.group(Api, "planned", (handlers) =>
       Effect.zipRight(labs.access(urlParams.labId, "read"), Effect.fail(notYet))
     const write = ({ payload }: { readonly payload: { readonly labId: string } }) =>
       Effect.zipRight(labs.access(payload.labId, "write"), Effect.fail(notYet))
-    const remove = ({ urlParams }: { readonly urlParams: { readonly labId: string } }) =>
-      Effect.zipRight(labs.access(urlParams.labId, "write"), Effect.fail(notYet))
     return handlers
-      .handle("activity", read)
       .handle("agents", read)
       .handle("listBackups", read)
       .handle("createBackup", write)
@@ -35,10 +32,6 @@ export const PlannedHttp = HttpApiBuilder.group(Api, "planned", (handlers) =>
       .handle("listTemplates", read)
       .handle("createTemplate", write)
       .handle("figures", read)
-      .handle("readFile", read)
-      .handle("writeFile", write)
-      .handle("updateFile", write)
-      .handle("deleteFile", remove)
       .handle("listKnowledge", read)
       .handle("createKnowledge", write)
       .handle("listMemory", read)
@@ -56,14 +49,7 @@ export const PlannedHttp = HttpApiBuilder.group(Api, "planned", (handlers) =>
       .handle("createStandup", write)
       .handle("listSurveys", read)
       .handle("createSurvey", write)
-      .handle("syncStatus", read)
-      .handle("syncNow", write)
-      .handle("syncSecret", write)
       .handle("listTelemetry", read)
       .handle("ingestTelemetry", write)
   })
-)
-
-export const WebhooksHttp = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
-  handlers.handle("receive", () => Effect.fail(notYet))
 )

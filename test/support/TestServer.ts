@@ -34,6 +34,7 @@ export const startTestServer = async (overrides: Partial<App.AppSettings> = {}):
     jwt: Option.none(),
     adminLimits: { perMinute: 1_000_000, perDay: 10_000_000 },
     publicBaseUrl: new URL("http://127.0.0.1"),
+    git: { kind: "memory" },
     ...overrides
   }
   const layer: Layer.Layer<HttpServer.HttpServer | SqlClient.SqlClient, unknown> = App.server(settings)

@@ -1,0 +1,122 @@
+import { Effect, Layer, Option } from "effect"
+import git, { Errors } from "isomorphic-git"
+import fs from "node:fs"
+import { rm } from "node:fs/promises"
+import { join } from "node:path"
+import { Git, GitError, PushRejected, type GitRemote } from "../../src/sync/Git.js"
+import { authHeaders, makeHttpClient } from "./HttpClient.js"
+import * as Iso from "./IsoOps.js"
+
+export interface GitDiskOptions {
+  /** Directory holding one bare repository per lab. */
+  readonly root: string
+  /** Deadline of each fetch or push. */
+  readonly timeoutMillis: number
+}
+
+/** The branch ref the service commits on before pushing it to the remote branch. */
+const OUTBOUND_REF = "refs/heads/lab-service-outbound"
+
+/**
+ * isomorphic-git on disk, speaking smart HTTP to the real host. Fetches are
+ * shallow (depth 1) and single-branch; blobs are read from the local packs.
+ */
+export const layer = (options: GitDiskOptions) =>
+  Layer.sync(Git, () => {
+    const http = makeHttpClient(options.timeoutMillis)
+    const repoOf = (labId: string): Iso.Repo => ({ fs, gitdir: join(options.root, `${labId}.git`), cache: {} })
+    // isomorphic-git keeps parsed packs in its cache object: one per job, renewed at each fetch
+    const repos = new Map<string, Iso.Repo>()
+    const repo = (labId: string) => {
+      const existing = repos.get(labId)
+      if (existing) return existing
+      const created = repoOf(labId)
+      repos.set(labId, created)
+      return created
+    }
+
+    const ensure = (r: Iso.Repo) =>
+      Iso.attempt("git init", async () => {
+        if (!fs.existsSync(join(r.gitdir, "HEAD"))) await git.init({ fs, gitdir: r.gitdir, bare: true })
+      })
+
+    const fetchHead = (labId: string, remote: GitRemote) =>
+      Effect.gen(function* () {
+        const r = repoOf(labId)
+        repos.set(labId, r)
+        yield* ensure(r)
+        const result = yield* Effect.tryPromise({
+          try: () =>
+            git.fetch({
+              fs,
+              http,
+              gitdir: r.gitdir,
+              url: remote.url,
+              ref: remote.branch,
+              singleBranch: true,
+              depth: 1,
+              tags: false,
+              headers: authHeaders(Option.getOrUndefined(remote.token)),
+              cache: r.cache
+            }),
+          catch: (cause) => cause
+        }).pipe(
+          Effect.map((res) => Option.fromNullable(res.fetchHead)),
+          Effect.catchAll((cause) =>
+            // an empty repository, or one without the branch yet
+            cause instanceof Errors.NotFoundError
+              ? Effect.succeed(Option.none<string>())
+              : Effect.fail(new GitError({ message: `fetch ${remote.url} ${remote.branch}: ${describe(cause)}` }))
+          )
+        )
+        if (Option.isNone(result)) return Option.none()
+        return Option.some(yield* Iso.headOf(r, result.value))
+      })
+
+    const push = (labId: string, remote: GitRemote, commit: string) =>
+      Effect.gen(function* () {
+        const r = repo(labId)
+        yield* Iso.attempt("git update-ref", () => git.writeRef({ fs, gitdir: r.gitdir, ref: OUTBOUND_REF, value: commit, force: true }))
+        yield* Effect.tryPromise({
+          try: () =>
+            git.push({
+              fs,
+              http,
+              gitdir: r.gitdir,
+              url: remote.url,
+              ref: OUTBOUND_REF,
+              remoteRef: `refs/heads/${remote.branch}`,
+              headers: authHeaders(Option.getOrUndefined(remote.token)),
+              cache: r.cache
+            }),
+          catch: (cause) =>
+            isRejection(cause)
+              ? new PushRejected({ message: `push to ${remote.url} ${remote.branch} rejected: ${describe(cause)}` })
+              : new GitError({ message: `push ${remote.url} ${remote.branch}: ${describe(cause)}` })
+        })
+      })
+
+    return Git.of({
+      fetch: fetchHead,
+      diff: (labId, from, to, prefix) => Iso.diff(repo(labId), from, to, prefix),
+      readBlob: (labId, oid) => Iso.readBlob(repo(labId), oid),
+      commit: (labId, parent, edits, info) => Effect.zipRight(ensure(repo(labId)), Iso.commit(repo(labId), parent, edits, info)),
+      push: (labId, remote, commit) => push(labId, remote, commit),
+      reset: (labId) =>
+        Effect.promise(async () => {
+          repos.delete(labId)
+          await rm(join(options.root, `${labId}.git`), { recursive: true, force: true })
+        })
+    })
+  })
+
+const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
+
+/**
+ * The remote moved: isomorphic-git says so before sending (not a fast-forward,
+ * or the new remote tip is unknown locally), or the server refuses the update.
+ */
+const isRejection = (cause: unknown): boolean =>
+  cause instanceof Errors.PushRejectedError ||
+  cause instanceof Errors.NotFoundError ||
+  (cause instanceof Errors.GitPushError && /non-fast-forward|fetch first|failed to update ref|stale info/i.test(describe(cause)))

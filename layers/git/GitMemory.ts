@@ -1,0 +1,122 @@
+import { Context, Effect, Layer, Option } from "effect"
+import git from "isomorphic-git"
+import { createFsFromVolume, Volume } from "memfs"
+import { createHash } from "node:crypto"
+import { Git, GitError, PushRejected, type GitRemote, type Head } from "../../src/sync/Git.js"
+import * as Iso from "./IsoOps.js"
+
+/**
+ * An in-memory Git for fast tests: each remote URL is a bare repository on a
+ * memfs volume, and a lab works directly in its remote's repository (fetch reads
+ * the branch ref, push moves it with a compare-and-set). `InMemoryRemotes`
+ * lets a test play the outside world: push commits, or make the host fail.
+ */
+export class InMemoryRemotes extends Context.Tag("InMemoryRemotes")<
+  InMemoryRemotes,
+  {
+    /** Commit files (content, or null to delete) on a remote branch, as someone else would. */
+    readonly pushFromOutside: (
+      url: string,
+      branch: string,
+      files: Record<string, string | Uint8Array | null>,
+      message?: string
+    ) => Effect.Effect<Head, GitError>
+    /** The files on a remote branch, path -> content. */
+    readonly read: (url: string, branch: string) => Effect.Effect<ReadonlyMap<string, string>, GitError>
+    /** The next `n` fetches and pushes fail as if the host were down. */
+    readonly failNext: (n: number) => Effect.Effect<void>
+  }
+>() {}
+
+export const layer = Layer.effectContext(
+  Effect.sync(() => {
+    const fs = createFsFromVolume(new Volume())
+    const links = new Map<string, string>()
+    let failures = 0
+    const gitdirOf = (url: string) => `/remotes/${createHash("sha1").update(url).digest("hex")}.git`
+    const repoOf = (url: string): Iso.Repo => ({ fs, gitdir: gitdirOf(url), cache: {} })
+    const repoOfLab = (labId: string): Effect.Effect<Iso.Repo, GitError> => {
+      const url = links.get(labId)
+      return url ? Effect.succeed(repoOf(url)) : Effect.fail(new GitError({ message: `lab ${labId} has not fetched yet` }))
+    }
+    const ensure = (r: Iso.Repo) =>
+      Iso.attempt("git init", async () => {
+        if (!fs.existsSync(`${r.gitdir}/HEAD`)) await git.init({ fs, gitdir: r.gitdir, bare: true })
+      })
+    const maybeFail = (what: string) =>
+      Effect.suspend(() => {
+        if (failures <= 0) return Effect.void
+        failures--
+        return Effect.fail(new GitError({ message: `${what}: 503 Service Unavailable (simulated)` }))
+      })
+    const tip = (r: Iso.Repo, branch: string) =>
+      Effect.promise(() => git.resolveRef({ fs, gitdir: r.gitdir, ref: `refs/heads/${branch}` }).then(Option.some, () => Option.none<string>()))
+
+    const fetch = (labId: string, remote: GitRemote) =>
+      Effect.gen(function* () {
+        yield* maybeFail(`fetch ${remote.url}`)
+        links.set(labId, remote.url)
+        const r = repoOf(remote.url)
+        yield* ensure(r)
+        const commit = yield* tip(r, remote.branch)
+        return Option.isNone(commit) ? Option.none<Head>() : Option.some(yield* Iso.headOf(r, commit.value))
+      })
+
+    const push = (labId: string, remote: GitRemote, commit: string, expected: Option.Option<string>) =>
+      Effect.gen(function* () {
+        yield* maybeFail(`push ${remote.url}`)
+        const r = yield* repoOfLab(labId)
+        const current = yield* tip(r, remote.branch)
+        if (!Option.getEquivalence<string>((a, b) => a === b)(current, expected)) {
+          return yield* new PushRejected({ message: `push to ${remote.url} rejected: not a fast-forward` })
+        }
+        yield* Iso.attempt("update ref", () =>
+          git.writeRef({ fs, gitdir: r.gitdir, ref: `refs/heads/${remote.branch}`, value: commit, force: true })
+        )
+      })
+
+    const git_ = Git.of({
+      fetch,
+      diff: (labId, from, to, prefix) => Effect.flatMap(repoOfLab(labId), (r) => Iso.diff(r, from, to, prefix)),
+      readBlob: (labId, oid) => Effect.flatMap(repoOfLab(labId), (r) => Iso.readBlob(r, oid)),
+      commit: (labId, parent, edits, info) => Effect.flatMap(repoOfLab(labId), (r) => Iso.commit(r, parent, edits, info)),
+      push,
+      reset: (labId) => Effect.sync(() => void links.delete(labId))
+    })
+
+    const remotes = InMemoryRemotes.of({
+      pushFromOutside: (url, branch, files, message = "outside change") =>
+        Effect.gen(function* () {
+          const r = repoOf(url)
+          yield* ensure(r)
+          const parent = yield* tip(r, branch)
+          const parentHead = Option.isSome(parent) ? Option.some(yield* Iso.headOf(r, parent.value)) : Option.none<Head>()
+          const edits = Object.entries(files).map(([path, content]) => ({ path, content }))
+          const head = yield* Iso.commit(r, parentHead, edits, {
+            message,
+            authorName: "Outside Author",
+            authorEmail: "outside@example.com"
+          })
+          yield* Iso.attempt("update ref", () => git.writeRef({ fs, gitdir: r.gitdir, ref: `refs/heads/${branch}`, value: head.commit, force: true }))
+          return head
+        }),
+      read: (url, branch) =>
+        Effect.gen(function* () {
+          const r = repoOf(url)
+          const commit = yield* tip(r, branch)
+          if (Option.isNone(commit)) return new Map<string, string>()
+          const changes = yield* Iso.diff(r, Option.none(), commit.value, Option.none())
+          const out = new Map<string, string>()
+          for (const change of changes) {
+            if (Option.isSome(change.after) && change.after.value.type === "blob") {
+              out.set(change.path, Buffer.from(yield* Iso.readBlob(r, change.after.value.oid)).toString("utf8"))
+            }
+          }
+          return out
+        }),
+      failNext: (n) => Effect.sync(() => void (failures = n))
+    })
+
+    return Context.make(Git, git_).pipe(Context.add(InMemoryRemotes, remotes))
+  })
+)

@@ -1,0 +1,41 @@
+import { Either } from "effect"
+
+export const MAX_PATH_LENGTH = 1024
+
+/**
+ * A lab file path as users write it (`/notes/a.md`), normalised: repeated
+ * slashes collapse, `.` segments vanish, `..` segments climb. Refused: paths not
+ * starting with `/`, escaping the root, naming a directory (trailing `/` or the
+ * root itself), containing NUL or backslashes, or over 1,024 characters.
+ */
+export const normalizePath = (raw: string): Either.Either<string, string> => {
+  if (raw.length === 0) return Either.left("must not be empty")
+  if (raw.length > MAX_PATH_LENGTH) return Either.left(`must be at most ${MAX_PATH_LENGTH} characters`)
+  if (!raw.startsWith("/")) return Either.left("must start with /")
+  if (raw.includes("\0")) return Either.left("must not contain NUL")
+  if (raw.includes("\\")) return Either.left("must not contain backslashes")
+  if (raw.endsWith("/")) return Either.left("must name a file, not a directory")
+  const segments: Array<string> = []
+  for (const segment of raw.split("/")) {
+    if (segment === "" || segment === ".") continue
+    if (segment === "..") {
+      if (segments.length === 0) return Either.left("must not escape the root")
+      segments.pop()
+      continue
+    }
+    segments.push(segment)
+  }
+  if (segments.length === 0) return Either.left("must name a file, not the root")
+  if (segments.includes(".git")) return Either.left("must not be inside .git")
+  return Either.right(`/${segments.join("/")}`)
+}
+
+/** A directory prefix for listings: `/notes` and `/notes/` both mean the folder. */
+export const normalizePrefix = (raw: string): Either.Either<string, string> => {
+  if (raw === "/" || raw === "") return Either.right("/")
+  return Either.map(normalizePath(raw.replace(/\/+$/, "")), (p) => `${p}/`)
+}
+
+/** `/notes/a.md` -> `notes/a.md`, the path inside the repository. */
+export const toRepoPath = (path: string): string => path.slice(1)
+export const fromRepoPath = (path: string): string => `/${path}`

@@ -1,0 +1,47 @@
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Authentication.js"
+import { Body, LabRef } from "../common/Schemas.js"
+import { BadGatewayWire, ForbiddenWire, NotFoundWire, PreconditionFailedWire, UnauthorizedWire } from "../http/Errors.js"
+import { DirectoryPrefix } from "../files/File.js"
+import { LinkRepo, SyncResult, SyncStatus, WebhookSecretResult } from "./RepoLink.js"
+
+/** Spec 4.4 with bare bodies (2.5-2.7), plus PATCH to link a repository. */
+export class SyncApi extends HttpApiGroup.make("sync")
+  .add(HttpApiEndpoint.get("status", "/sync").setUrlParams(Schema.Struct({ labId: LabRef })).addSuccess(SyncStatus))
+  .add(HttpApiEndpoint.patch("link", "/sync").setPayload(LinkRepo).addSuccess(SyncStatus))
+  .add(
+    HttpApiEndpoint.post("pull", "/sync")
+      .setPayload(Body({ labId: LabRef, subPath: Schema.optional(DirectoryPrefix) }))
+      .addSuccess(SyncResult)
+      .addError(BadGatewayWire)
+  )
+  .add(
+    HttpApiEndpoint.post("secret", "/sync/secret")
+      .setPayload(Body({ labId: LabRef }))
+      .addSuccess(WebhookSecretResult)
+  )
+  .addError(ForbiddenWire)
+  .addError(NotFoundWire)
+  .middleware(Authentication)
+  .prefix("/api/v1") {}
+
+export const WebhookAnswer = Schema.Struct({
+  ok: Schema.Literal(true),
+  event: Schema.Literal("push", "ping", "other"),
+  action: Schema.Literal("queued", "duplicate", "ignored", "pong"),
+  labs: Schema.Array(Schema.String),
+  reason: Schema.optional(Schema.String)
+}).annotations({ identifier: "WebhookAnswer" })
+
+/** Spec 6.1: authenticated by the webhook secret's signature, not a bearer token. */
+export class WebhooksApi extends HttpApiGroup.make("webhooks")
+  .add(
+    HttpApiEndpoint.post("receive", "/api/webhooks/:host")
+      .setPath(Schema.Struct({ host: Schema.String }))
+      .addSuccess(WebhookAnswer.annotations({ description: "nothing to do: ping, another branch, another event" }))
+      .addSuccess(WebhookAnswer.annotations({ description: "a pull of the default branch was queued" }), { status: 202 })
+      .addError(UnauthorizedWire)
+      .addError(NotFoundWire)
+      .addError(PreconditionFailedWire)
+  ) {}

@@ -1,0 +1,88 @@
+import { Context, type Effect, type Option, Schema } from "effect"
+
+/** Where a lab's repository lives and how to reach it. */
+export interface GitRemote {
+  readonly url: string
+  readonly branch: string
+  /** Credential for fetch and push: a token, or `user:password`. */
+  readonly token: Option.Option<string>
+}
+
+export interface Head {
+  readonly commit: string
+  readonly tree: string
+}
+
+/** One entry of a tree that a sync looks at. */
+export interface GitEntry {
+  /** Repository path, without a leading slash. */
+  readonly path: string
+  readonly oid: string
+  /** git's file mode: 100644, 100755, 120000 (symlink), 160000 (submodule). */
+  readonly mode: string
+  readonly type: "blob" | "tree" | "commit"
+}
+
+/** A path whose entry differs between two trees; `after` is None when it was deleted. */
+export interface GitChange {
+  readonly path: string
+  readonly before: Option.Option<GitEntry>
+  readonly after: Option.Option<GitEntry>
+}
+
+/** A file to write (content) or delete (null) in a commit. */
+export interface FileEdit {
+  readonly path: string
+  readonly content: string | null
+}
+
+export interface CommitInfo {
+  readonly message: string
+  readonly authorName: string
+  readonly authorEmail: string
+}
+
+export class GitError extends Schema.TaggedError<GitError>()("GitError", { message: Schema.String }) {}
+
+/** The remote moved since our parent commit: fetch, re-apply, retry. */
+export class PushRejected extends Schema.TaggedError<PushRejected>()("PushRejected", { message: Schema.String }) {}
+
+/**
+ * Git for the sync engine. Each lab has its own repository store. Two
+ * implementations: isomorphic-git on disk speaking smart HTTP
+ * (layers/git/GitDisk.ts) and an in-memory one for tests (layers/git/GitMemory.ts).
+ */
+export class Git extends Context.Tag("Git")<
+  Git,
+  {
+    /** Fetch the branch tip; None when the repository or the branch is empty. */
+    readonly fetch: (labId: string, remote: GitRemote) => Effect.Effect<Option.Option<Head>, GitError>
+    /**
+     * The entries that differ between two commits (from None: every entry), under
+     * `prefix` only when given. Equal subtrees are skipped without being read.
+     */
+    readonly diff: (
+      labId: string,
+      from: Option.Option<string>,
+      to: string,
+      prefix: Option.Option<string>
+    ) => Effect.Effect<ReadonlyArray<GitChange>, GitError>
+    readonly readBlob: (labId: string, oid: string) => Effect.Effect<Uint8Array, GitError>
+    /** One commit per call on top of `parent` (None: a root commit). */
+    readonly commit: (
+      labId: string,
+      parent: Option.Option<Head>,
+      edits: ReadonlyArray<FileEdit>,
+      info: CommitInfo
+    ) => Effect.Effect<Head, GitError>
+    /** Move the remote branch from `expected` to `commit`, fast-forward only. */
+    readonly push: (
+      labId: string,
+      remote: GitRemote,
+      commit: string,
+      expected: Option.Option<string>
+    ) => Effect.Effect<void, GitError | PushRejected>
+    /** Forget a lab's local repository (after the link changed). */
+    readonly reset: (labId: string) => Effect.Effect<void>
+  }
+>() {}

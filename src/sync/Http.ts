@@ -1,0 +1,40 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option } from "effect"
+import { Api } from "../Api.js"
+import { BadGateway } from "../http/Errors.js"
+import { respondWith } from "../http/Envelope.js"
+import { Labs } from "../labs/Labs.js"
+import { WebhookAnswer } from "./Api.js"
+import { Sync } from "./Sync.js"
+import { WebhookReceiver } from "./WebhookReceiver.js"
+
+export const SyncHttp = HttpApiBuilder.group(Api, "sync", (handlers) =>
+  Effect.gen(function* () {
+    const labs = yield* Labs
+    const sync = yield* Sync
+    return handlers
+      .handle("status", ({ urlParams }) => Effect.flatMap(labs.access(urlParams.labId, "read"), (lab) => sync.status(lab.id)))
+      .handle("link", ({ payload: { labId, ...input } }) => Effect.flatMap(labs.access(labId, "write"), (lab) => sync.link(lab.id, input)))
+      .handle("pull", ({ payload }) =>
+        Effect.flatMap(labs.access(payload.labId, "write"), (lab) =>
+          sync.syncNow(lab.id, Option.fromNullable(payload.subPath)).pipe(
+            Effect.catchTag("GitError", (e) => Effect.fail(new BadGateway({ message: `git: ${e.message}` })))
+          )
+        )
+      )
+      .handle("secret", ({ payload }) => Effect.flatMap(labs.access(payload.labId, "write"), (lab) => sync.secret(lab.id)))
+  })
+)
+
+export const WebhooksHttp = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
+  Effect.gen(function* () {
+    const receiver = yield* WebhookReceiver
+    return handlers.handle("receive", ({ path, request }) =>
+      Effect.gen(function* () {
+        const raw = yield* Effect.orDie(request.text)
+        const answer = yield* receiver.receive(path.host, request.headers, raw)
+        return answer.action === "queued" ? yield* respondWith(WebhookAnswer, answer, 202) : answer
+      })
+    )
+  })
+)

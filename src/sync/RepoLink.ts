@@ -1,0 +1,91 @@
+import { Schema } from "effect"
+import { Body, LabRef } from "../common/Schemas.js"
+
+/** A lab's linked repository, as stored (secrets sealed). */
+export interface RepoLink {
+  readonly labId: string
+  readonly repo: string
+  readonly repoKey: string
+  readonly defaultBranch: string
+  readonly autoPush: boolean
+  readonly tokenSealed: string | null
+  readonly webhookSecretSealed: string | null
+  readonly lastSyncAt: Date | null
+  readonly lastSyncSha: string | null
+  readonly lastError: string | null
+  readonly lastErrorAt: Date | null
+}
+
+export const RepoUrl = Schema.String.pipe(
+  Schema.maxLength(2048),
+  Schema.filter((s) => {
+    try {
+      const url = new URL(s)
+      return (url.protocol === "https:" || url.protocol === "http:") && url.pathname.length > 1 && !url.username && !url.password
+        ? true
+        : "must be an http(s) clone URL without credentials in it (send the token separately)"
+    } catch {
+      return "must be an http(s) clone URL"
+    }
+  })
+).annotations({ description: "the repository's http(s) clone URL" })
+
+export const BranchName = Schema.String.pipe(
+  Schema.pattern(/^(?!\/|.*\/\/|.*\.\.|.*\.lock$|.*\/$)[A-Za-z0-9._/-]{1,200}$/, { message: () => "must be a valid branch name" })
+)
+
+/** PATCH /api/v1/sync: link a repository or change the link. */
+export const LinkRepo = Body({
+  labId: LabRef,
+  repo: RepoUrl,
+  defaultBranch: Schema.optional(BranchName),
+  autoPushOnEdit: Schema.optional(Schema.Boolean),
+  token: Schema.optional(
+    Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096))).annotations({
+      description: "credential for fetch and push (a token, or user:password); stored encrypted, never returned; null removes it"
+    })
+  )
+})
+export type LinkRepo = typeof LinkRepo.Type
+
+/** Spec 2.5, plus what users need to see of the sync's health. */
+export const SyncStatus = Schema.Struct({
+  repo: Schema.String,
+  defaultBranch: Schema.String,
+  lastSyncAt: Schema.NullOr(Schema.Number).annotations({ description: "Unix time in milliseconds" }),
+  lastSyncSha: Schema.NullOr(Schema.String),
+  autoPushOnEdit: Schema.Boolean,
+  lastError: Schema.NullOr(Schema.Struct({ message: Schema.String, at: Schema.Number })),
+  pendingCommits: Schema.Number.annotations({ description: "writes acknowledged but not yet pushed" }),
+  hasToken: Schema.Boolean,
+  hasWebhookSecret: Schema.Boolean
+}).annotations({ identifier: "SyncStatus" })
+export type SyncStatus = typeof SyncStatus.Type
+
+/** Spec 2.6. */
+export const SyncResult = Schema.Struct({
+  ok: Schema.Boolean,
+  pulled: Schema.Number.annotations({ description: "files added" }),
+  updated: Schema.Number,
+  skipped: Schema.Number.annotations({ description: "files the sync rules leave out (binary, too large, skipped paths)" }),
+  removed: Schema.Number,
+  sha: Schema.String.annotations({ description: "commit id synced (empty for an empty repository)" })
+}).annotations({ identifier: "SyncResult" })
+export type SyncResult = typeof SyncResult.Type
+
+/** Spec 2.7. */
+export const WebhookSecretResult = Schema.Struct({
+  secret: Schema.optional(Schema.String).annotations({ description: "64 hex characters, only when just created" }),
+  existed: Schema.Boolean,
+  webhookUrl: Schema.String
+}).annotations({ identifier: "WebhookSecretResult" })
+
+/** `host/owner/name`, lower case, without `.git`: how webhooks find the lab. */
+export const repoKeyOf = (url: string): string => {
+  const u = new URL(url)
+  return `${u.host}${u.pathname}`.toLowerCase().replace(/\.git$/, "").replace(/\/+$/, "")
+}
+
+/** `owner/name` for messages. */
+export const repoNameOf = (url: string): string =>
+  new URL(url).pathname.replace(/^\/+/, "").replace(/\.git$/, "").replace(/\/+$/, "")

@@ -1,0 +1,222 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { SecretBox } from "../common/SecretBox.js"
+import type { File } from "../files/File.js"
+import { FilesRepo } from "../files/FilesRepo.js"
+import { fromRepoPath, toRepoPath } from "../files/Paths.js"
+import { Git, GitError, type GitRemote, type Head } from "./Git.js"
+import { type RepoLink, repoNameOf, type SyncResult } from "./RepoLink.js"
+import { decodeText, isRegularFile, isSkippedPath, MAX_FILE_BYTES } from "./Rules.js"
+import { SyncRepo } from "./SyncRepo.js"
+
+/** Commits the service makes carry this identity (README: "Auto-push"). */
+export const SERVICE_AUTHOR = { authorName: "Lab Service", authorEmail: "lab-service@users.noreply.local" }
+
+/** How often one push is retried on top of a moved remote before the job fails (and backs off). */
+const MAX_REJECTIONS = 5
+
+const emptyResult = (sha: string): SyncResult => ({ ok: true, pulled: 0, updated: 0, skipped: 0, removed: 0, sha })
+
+/**
+ * The git work of one lab: pull (remote -> files) and push (outbox -> remote).
+ * Only the lab's worker (SyncSupervisor) calls these, one at a time.
+ */
+export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
+  dependencies: [SyncRepo.Default, FilesRepo.Default, ActivityRepo.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const git = yield* Git
+    const box = yield* SecretBox
+    const links = yield* SyncRepo
+    const files = yield* FilesRepo
+    const activity = yield* ActivityRepo
+
+    const remoteOf = (link: RepoLink): Effect.Effect<GitRemote, GitError> =>
+      link.tokenSealed === null
+        ? Effect.succeed({ url: link.repo, branch: link.defaultBranch, token: Option.none() })
+        : Effect.map(
+            Effect.mapError(box.open(link.tokenSealed), (e) => new GitError({ message: `the stored token: ${e.message}` })),
+            (token) => ({ url: link.repo, branch: link.defaultBranch, token: Option.some(token) })
+          )
+
+    const linkOf = (labId: string) =>
+      Effect.flatMap(
+        links.link(labId),
+        Option.match({
+          onNone: () => Effect.fail(new GitError({ message: "the lab has no linked repository" })),
+          onSome: Effect.succeed
+        })
+      )
+
+    /**
+     * Apply the remote tree at `head` to the lab's files: the diff from the last
+     * synced commit, or a full reconcile (first sync, new link, or a subtree).
+     * Files, sync state and the activity entry land in one transaction.
+     */
+    const apply = (link: RepoLink, head: Head, subPath: Option.Option<string>, announce: boolean) =>
+      Effect.gen(function* () {
+        const labId = link.labId
+        const base = Option.fromNullable(link.lastSyncSha)
+        if (Option.isNone(subPath) && Option.contains(base, head.commit)) {
+          if (announce) yield* record(link, head, subPath, emptyResult(head.commit))
+          else yield* links.recordSynced(labId, Option.some(head.commit))
+          return emptyResult(head.commit)
+        }
+        const prefix = Option.map(subPath, (p) => toRepoPath(p).replace(/\/+$/, ""))
+        const reconcile = Option.isNone(base) || Option.isSome(subPath)
+        const changes = yield* git.diff(labId, reconcile ? Option.none() : base, head.commit, prefix)
+        const pending = yield* links.pendingPaths(labId)
+
+        let skipped = 0
+        const wanted: Array<{ readonly path: string; readonly oid: string }> = []
+        const gone = new Set<string>()
+        const inTree = new Set<string>()
+        for (const change of changes) {
+          const path = fromRepoPath(change.path)
+          if (Option.isSome(change.after)) inTree.add(path)
+          if (pending.has(path)) continue // a local write not yet pushed wins; it will be committed on top
+          if (Option.isNone(change.after)) {
+            gone.add(path)
+          } else if (!isRegularFile(change.after.value) || isSkippedPath(change.path)) {
+            skipped++
+            gone.add(path) // a copy pulled earlier is stale now
+          } else {
+            wanted.push({ path, oid: change.after.value.oid })
+          }
+        }
+        if (reconcile) {
+          const dir = Option.match(subPath, { onNone: () => "/", onSome: (p) => `${p.replace(/\/+$/, "")}/` })
+          for (const path of yield* files.fromGitUnder(labId, dir)) {
+            if (!inTree.has(path) && !pending.has(path)) gone.add(path)
+          }
+        }
+
+        const stored = yield* files.states(labId, [...wanted.map((w) => w.path), ...gone])
+        const now = new Date()
+        const upserts: Array<File> = []
+        let pulled = 0
+        let updated = 0
+        for (const { path, oid } of wanted) {
+          const current = stored.get(path)
+          if (current?.sha === oid) continue
+          const bytes = yield* git.readBlob(labId, oid)
+          const text = bytes.byteLength > MAX_FILE_BYTES ? undefined : decodeText(bytes)
+          if (text === undefined) {
+            skipped++
+            gone.add(path)
+            continue
+          }
+          upserts.push({
+            labId,
+            path,
+            content: text,
+            size: bytes.byteLength,
+            sha: oid,
+            source: "git",
+            fromGit: current?.fromGit ?? true,
+            createdAt: now,
+            updatedAt: now
+          })
+          if (current) updated++
+          else pulled++
+        }
+        // only files that came from git are ever deleted by a sync
+        const removals = [...gone].filter((path) => stored.get(path)?.fromGit === true)
+        const result: SyncResult = { ok: true, pulled, updated, skipped, removed: removals.length, sha: head.commit }
+
+        yield* Effect.gen(function* () {
+          yield* files.upsertMany(upserts)
+          yield* files.removeMany(labId, removals)
+          yield* record(link, head, subPath, result)
+        }).pipe(sql.withTransaction, Effect.orDie)
+        return result
+      })
+
+    const record = (link: RepoLink, head: Head, subPath: Option.Option<string>, result: SyncResult) =>
+      Effect.gen(function* () {
+        // a subtree pull leaves the rest unsynced: the last synced commit stays
+        yield* links.recordSynced(link.labId, Option.isNone(subPath) ? Option.some(head.commit) : Option.none())
+        const name = repoNameOf(link.repo)
+        const short = head.commit.slice(0, 7)
+        yield* activity.record({
+          labId: link.labId,
+          kind: "sync",
+          actor: "sync",
+          message: `Synced ${name}: ${result.pulled} added, ${result.updated} updated, ${result.removed} removed (${short})`,
+          data: {
+            repo: name,
+            added: result.pulled,
+            updated: result.updated,
+            removed: result.removed,
+            skipped: result.skipped,
+            sha: short,
+            ...(Option.isSome(subPath) ? { subPath: subPath.value } : {})
+          }
+        })
+      })
+
+    /** Fetch the default branch and apply it. `announce`: record activity even when nothing changed. */
+    const pull = (labId: string, subPath: Option.Option<string>, announce: boolean) =>
+      Effect.gen(function* () {
+        const link = yield* linkOf(labId)
+        const head = yield* git.fetch(labId, yield* remoteOf(link))
+        if (Option.isNone(head)) {
+          yield* links.recordSynced(labId, Option.none())
+          return emptyResult("")
+        }
+        return yield* apply(link, head.value, subPath, announce)
+      })
+
+    /**
+     * Turn every pending outbox entry into its own commit on top of the remote
+     * head and push them. A remote that moved is pulled first (so the lab's
+     * files include the outside change), then the commits are made again.
+     */
+    const push = (labId: string) =>
+      Effect.gen(function* () {
+        const entries = yield* links.pending(labId)
+        if (entries.length === 0) return 0
+        for (let attempt = 1; ; attempt++) {
+          const link = yield* linkOf(labId)
+          const remote = yield* remoteOf(link)
+          const head = yield* git.fetch(labId, remote)
+          if (Option.isSome(head) && !Option.contains(Option.fromNullable(link.lastSyncSha), head.value.commit)) {
+            yield* apply(link, head.value, Option.none(), false)
+          }
+          let tip = head
+          for (const entry of entries) {
+            const verb = entry.content === null ? "Delete" : "Update"
+            const next = yield* git.commit(labId, tip, [{ path: toRepoPath(entry.path), content: entry.content }], {
+              ...SERVICE_AUTHOR,
+              message: `${verb} ${toRepoPath(entry.path)}\n\nWritten through Lab Service by ${entry.actor}.\n`
+            })
+            // a write that matches the remote already needs no commit
+            if (Option.isNone(tip) || next.tree !== tip.value.tree) tip = Option.some(next)
+          }
+          const ids = entries.map((e) => e.id)
+          if (Option.isNone(tip) || (Option.isSome(head) && tip.value.commit === head.value.commit)) {
+            yield* links.done(ids)
+            return entries.length
+          }
+          const pushed = yield* git.push(labId, remote, tip.value.commit, Option.map(head, (h) => h.commit)).pipe(
+            Effect.as(true),
+            Effect.catchTag("PushRejected", (rejected) =>
+              attempt >= MAX_REJECTIONS ? Effect.fail(new GitError({ message: rejected.message })) : Effect.succeed(false)
+            )
+          )
+          if (!pushed) continue
+          const newTip = tip.value.commit
+          yield* Effect.gen(function* () {
+            yield* links.done(ids)
+            // our own commit is synced already: its webhook will find nothing to do
+            yield* links.recordSynced(labId, Option.some(newTip))
+          }).pipe(sql.withTransaction, Effect.orDie)
+          return entries.length
+        }
+      }).pipe(Effect.tapError((e) => links.noteAttempt(labId, e.message)))
+
+    return { pull, push }
+  })
+}) {}
+
