@@ -45,13 +45,14 @@ export const layer = (options: GitDiskOptions) =>
         const r = repoOf(labId)
         repos.set(labId, r)
         yield* ensure(r)
+        yield* Iso.attempt("git remote add", () => git.addRemote({ fs, gitdir: r.gitdir, remote: "origin", url: remote.url, force: true }))
         const result = yield* Effect.tryPromise({
           try: () =>
             git.fetch({
               fs,
               http,
               gitdir: r.gitdir,
-              url: remote.url,
+              remote: "origin",
               ref: remote.branch,
               singleBranch: true,
               depth: 1,
