@@ -13,6 +13,9 @@ import { SyncRepo } from "./SyncRepo.js"
 /** Commits the service makes carry this identity (README: "Auto-push"). */
 export const SERVICE_AUTHOR = { authorName: "Lab Service", authorEmail: "lab-service@users.noreply.local" }
 
+/** Changed files read and written per batch of a pull. */
+const BATCH_FILES = 500
+
 /** How often one push is retried on top of a moved remote before the job fails (and backs off). */
 const MAX_REJECTIONS = 5
 
@@ -93,44 +96,50 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
         }
 
         const stored = yield* files.states(labId, [...wanted.map((w) => w.path), ...gone])
+        const toRead = wanted.filter(({ path, oid }) => stored.get(path)?.sha !== oid)
         const now = new Date()
-        const upserts: Array<File> = []
         let pulled = 0
         let updated = 0
-        for (const { path, oid } of wanted) {
-          const current = stored.get(path)
-          if (current?.sha === oid) continue
-          const bytes = yield* git.readBlob(labId, oid)
-          const text = bytes.byteLength > MAX_FILE_BYTES ? undefined : decodeText(bytes)
-          if (text === undefined) {
-            skipped++
-            gone.add(path)
-            continue
-          }
-          upserts.push({
-            labId,
-            path,
-            content: text,
-            size: bytes.byteLength,
-            sha: oid,
-            source: "git",
-            fromGit: current?.fromGit ?? true,
-            createdAt: now,
-            updatedAt: now
-          })
-          if (current) updated++
-          else pulled++
-        }
-        // only files that came from git are ever deleted by a sync
-        const removals = [...gone].filter((path) => stored.get(path)?.fromGit === true)
-        const result: SyncResult = { ok: true, pulled, updated, skipped, removed: removals.length, sha: head.commit }
 
-        yield* Effect.gen(function* () {
-          yield* files.upsertMany(upserts)
+        /** Read and store changed blobs a batch at a time: memory stays bounded on big trees. */
+        const applyBatch = (batch: ReadonlyArray<{ readonly path: string; readonly oid: string }>) =>
+          Effect.gen(function* () {
+            const upserts: Array<File> = []
+            for (const { path, oid } of batch) {
+              const bytes = yield* git.readBlob(labId, oid)
+              const text = bytes.byteLength > MAX_FILE_BYTES ? undefined : decodeText(bytes)
+              if (text === undefined) {
+                skipped++
+                gone.add(path)
+                continue
+              }
+              const current = stored.get(path)
+              upserts.push({
+                labId,
+                path,
+                content: text,
+                size: bytes.byteLength,
+                sha: oid,
+                source: "git",
+                fromGit: current?.fromGit ?? true,
+                createdAt: now,
+                updatedAt: now
+              })
+              if (current) updated++
+              else pulled++
+            }
+            yield* files.upsertMany(upserts)
+          })
+
+        return yield* Effect.gen(function* () {
+          for (let i = 0; i < toRead.length; i += BATCH_FILES) yield* applyBatch(toRead.slice(i, i + BATCH_FILES))
+          // only files that came from git are ever deleted by a sync
+          const removals = [...gone].filter((path) => stored.get(path)?.fromGit === true)
           yield* files.removeMany(labId, removals)
+          const result: SyncResult = { ok: true, pulled, updated, skipped, removed: removals.length, sha: head.commit }
           yield* record(link, head, subPath, result)
-        }).pipe(sql.withTransaction, Effect.orDie)
-        return result
+          return result
+        }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
       })
 
     const record = (link: RepoLink, head: Head, subPath: Option.Option<string>, result: SyncResult) =>
