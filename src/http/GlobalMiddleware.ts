@@ -23,10 +23,13 @@ const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined
 
-/** Bodies are JSON (spec 4.1); a missing Content-Type is read as JSON. */
-const isJson = (request: HttpServerRequest.HttpServerRequest) => {
+const WEBHOOKS = "/api/webhooks/"
+
+/** Bodies are JSON (spec 4.1); a missing Content-Type is read as JSON. Webhooks may also be form-encoded (GitHub's default). */
+const isAcceptedBody = (request: HttpServerRequest.HttpServerRequest) => {
   const type = request.headers["content-type"]
-  return type === undefined || /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)
+  if (type === undefined || /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(type)) return true
+  return request.url.startsWith(WEBHOOKS) && type.startsWith("application/x-www-form-urlencoded")
 }
 
 const errorResponse = (tag: ErrorTag, message: string, headers: Record<string, string> = {}) => {
@@ -104,12 +107,15 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const auth = yield* Effect.either(identity.authenticate(request.headers["authorization"]))
 
         const principal = Either.getOrElse(auth, () => Option.none())
+        const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+        // git hosts deliver webhooks unauthenticated (the signature is checked later): a generous bucket of their own
+        const webhook = request.url.startsWith(WEBHOOKS)
         const account = Option.match(principal, {
-          onNone: () => `ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`,
+          onNone: () => (webhook ? `webhook:${address}` : `ip:${address}`),
           onSome: (p) => p.id
         })
         const limits = yield* Option.match(principal, {
-          onNone: () => Effect.succeed(PLAN_LIMITS.free),
+          onNone: () => Effect.succeed(webhook ? PLAN_LIMITS.team : PLAN_LIMITS.free),
           onSome: (p) => (isAdmin(p) ? Effect.succeed(adminLimits) : Effect.map(labs.planOf(p), (plan) => PLAN_LIMITS[plan]))
         })
         const decision = yield* rateLimits.consume(account, limits)
@@ -119,7 +125,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           ? errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
           : contentLength > MAX_BODY_BYTES
             ? tooLarge()
-            : hasBody(request) && !isJson(request)
+            : hasBody(request) && !isAcceptedBody(request)
               ? errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json")
               : yield* app.pipe(
                 Effect.provideService(HttpServerRequest.HttpServerRequest, request),
