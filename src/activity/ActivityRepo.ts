@@ -11,8 +11,8 @@ export class ActivityRepo extends Effect.Service<ActivityRepo>()("ActivityRepo",
     const sql = yield* SqlClient.SqlClient
 
     /** Record an entry (inside the caller's transaction, when there is one). */
-    const record = (entry: Omit<Activity, "id" | "createdAt">) => {
-      const activity: Activity = { id: newId("act"), ...entry, createdAt: new Date() }
+    const record = (entry: Omit<Activity, "id" | "createdAt" | "ref"> & { readonly ref?: string | null }) => {
+      const activity: Activity = { id: newId("act"), ...entry, ref: entry.ref ?? null, createdAt: new Date() }
       return Effect.as(
         Effect.orDie(sql`INSERT INTO activity ${sql.insert({ ...activity, data: JSON.stringify(activity.data) })}`),
         activity

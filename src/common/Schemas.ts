@@ -31,3 +31,15 @@ export const Body = <Fields extends Schema.Struct.Fields>(fields: Fields) =>
 
 /** Timestamps on the wire: ISO 8601 strings. */
 export const Timestamp = Schema.Date
+
+/** Date-range filter every list that has one accepts: `from` inclusive, `to` exclusive, ISO 8601. */
+export const DateRange = {
+  from: Schema.optional(Schema.Date).annotations({ description: "only items created at or after this time (ISO 8601)" }),
+  to: Schema.optional(Schema.Date).annotations({ description: "only items created before this time (ISO 8601)" })
+}
+
+/** Bounded free text (descriptions, bodies). */
+export const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
+
+/** Bounded string tags. */
+export const Tags = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))).pipe(Schema.maxItems(32))

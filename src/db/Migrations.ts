@@ -1,3 +1,20 @@
+import * as agents from "../agents/Sql.js"
+import * as backups from "../backups/Sql.js"
+import * as chats from "../chats/Sql.js"
+import * as contributions from "../contributions/Sql.js"
+import * as datasets from "../datasets/Sql.js"
+import * as experiments from "../experiments/Sql.js"
+import * as figures from "../figures/Sql.js"
+import * as knowledge from "../knowledge/Sql.js"
+import * as memory from "../memory/Sql.js"
+import * as papers from "../papers/Sql.js"
+import * as pods from "../pods/Sql.js"
+import * as projects from "../projects/Sql.js"
+import * as search from "../search/Sql.js"
+import * as standups from "../standups/Sql.js"
+import * as surveys from "../surveys/Sql.js"
+import * as telemetry from "../telemetry/Sql.js"
+
 /**
  * The schema, as an ordered list of migrations. Applied once each, in order, at
  * start (see Migrator.ts). Never edit a released migration: add a new one.
@@ -111,6 +128,7 @@ CREATE TABLE activity (
   id text PRIMARY KEY,
   lab_id text NOT NULL REFERENCES labs (id) ON DELETE CASCADE,
   kind text NOT NULL,
+  ref text,
   message text NOT NULL,
   actor text NOT NULL,
   data jsonb NOT NULL,
@@ -118,5 +136,35 @@ CREATE TABLE activity (
 );
 CREATE INDEX activity_lab_created ON activity (lab_id, created_at DESC, id DESC);
 `
+  },
+  {
+    id: 3,
+    name: "research resources",
+    // each feature owns its tables; no foreign keys across features, so the order is free
+    sql: [
+      pods,
+      experiments,
+      papers,
+      datasets,
+      figures,
+      agents,
+      knowledge,
+      memory,
+      surveys,
+      standups,
+      projects,
+      chats,
+      telemetry,
+      contributions,
+      backups
+    ]
+      .map((feature) => feature.schema)
+      .join("\n")
+  },
+  {
+    id: 4,
+    name: "search",
+    // after every table it indexes
+    sql: search.schema
   }
 ]

@@ -17,7 +17,7 @@ export const runMigrations = Effect.gen(function* () {
       const done = new Set(applied.map((row) => row.id))
       for (const migration of migrations) {
         if (done.has(migration.id)) continue
-        yield* sql.unsafe(migration.sql)
+        if (migration.sql.trim() !== "") yield* sql.unsafe(migration.sql)
         yield* sql`INSERT INTO schema_migrations (id, name) VALUES (${migration.id}, ${migration.name})`
         yield* Effect.logInfo(`applied migration ${migration.id} ${migration.name}`)
       }

@@ -151,6 +151,7 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
         yield* activity.record({
           labId: link.labId,
           kind: "sync",
+          ref: head.commit,
           actor: "sync",
           message: `Synced ${name}: ${result.pulled} added, ${result.updated} updated, ${result.removed} removed (${short})`,
           data: {

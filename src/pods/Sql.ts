@@ -1,0 +1,2 @@
+/** The pods tables (part of the research-resources migration; see src/db/Migrations.ts). */
+export const schema = ``
