@@ -26,14 +26,16 @@ export const normalizePath = (raw: string): Either.Either<string, string> => {
     segments.push(segment)
   }
   if (segments.length === 0) return Either.left("must name a file, not the root")
-  if (segments.includes(".git")) return Either.left("must not be inside .git")
+  // git refuses `.git` in any case (`.GIT/config` fails fsck's hasDotgit and checkout)
+  if (segments.some((s) => s.toLowerCase() === ".git")) return Either.left("must not be inside .git")
   return Either.right(`/${segments.join("/")}`)
 }
 
 /** A directory prefix for listings: `/notes` and `/notes/` both mean the folder. */
 export const normalizePrefix = (raw: string): Either.Either<string, string> => {
-  if (raw === "/" || raw === "") return Either.right("/")
-  return Either.map(normalizePath(raw.replace(/\/+$/, "")), (p) => `${p}/`)
+  if (raw === "") return Either.right("/")
+  // normalised as the path of a child, so `//` and `/notes/..` mean the root too
+  return Either.map(normalizePath(`${raw.replace(/\/+$/, "")}/_`), (p) => p.slice(0, -1))
 }
 
 /** `/notes/a.md` -> `notes/a.md`, the path inside the repository. */

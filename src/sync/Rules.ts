@@ -22,7 +22,7 @@ export const isSkippedPath = (repoPath: string): boolean => {
 export const isRegularFile = (entry: { readonly type: string; readonly mode: string }): boolean =>
   entry.type === "blob" && (entry.mode === "100644" || entry.mode === "100755")
 
-const utf8 = new TextDecoder("utf-8", { fatal: true })
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }) // keep a BOM: the text must be the blob, byte for byte
 
 /**
  * Text, by content: git's rule (no NUL byte in the first 8,000 bytes) and valid

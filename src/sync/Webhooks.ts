@@ -64,7 +64,7 @@ export const deliveryIdOf = (host: GitHost, headers: Headers, rawBody: string): 
     gitlab: headers["x-gitlab-event-uuid"] ?? headers["idempotency-key"],
     gitea: headers["x-gitea-delivery"],
     forgejo: headers["x-forgejo-delivery"] ?? headers["x-gitea-delivery"],
-    bitbucket: headers["x-request-uuid"] ?? headers["x-hook-uuid"]
+    bitbucket: headers["x-request-uuid"] // not X-Hook-UUID: that names the webhook, the same on every delivery
   })[host] ?? `body-sha256:${createHash("sha256").update(rawBody).digest("hex")}`
 
 const get = (value: unknown, ...path: ReadonlyArray<string>): unknown => {
