@@ -14,6 +14,7 @@ import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
 import * as RateLimitStore from "./RateLimitStore.js"
+import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
 
 /** Everything an instance needs, resolved: the compositions below take no environment variables. */
 export interface AppSettings {
@@ -28,6 +29,11 @@ export interface AppSettings {
   readonly publicBaseUrl: URL
   /** Where labs' repositories live: on disk (deployments) or in memory (tests). */
   readonly git: { readonly kind: "disk"; readonly root: string; readonly timeoutMillis: number } | { readonly kind: "memory" }
+  /**
+   * Pods run as local processes of this command (program and arguments);
+   * `stopGraceMillis` is how long a stop waits after SIGTERM before SIGKILL (default 5 s).
+   */
+  readonly pods: { readonly command: ReadonlyArray<string>; readonly stopGraceMillis?: number }
 }
 
 /** The adapters and settings the API runs on. */
@@ -44,7 +50,9 @@ export const environment = (settings: AppSettings) => {
     RateLimitStore.layer(settings.redisUrl),
     SecretBox.layer(settings.masterKey),
     Layer.succeed(AdminKey, settings.adminKey),
-    Layer.succeed(AdminLimits, settings.adminLimits)
+    Layer.succeed(AdminLimits, settings.adminLimits),
+    // where pods run; a cloud provider (see src/pods/PodProvider.ts) would be chosen here
+    LocalProcessProvider.layer({ command: settings.pods.command, stopGraceMillis: settings.pods.stopGraceMillis })
   ).pipe(Layer.provideMerge(database))
 }
 

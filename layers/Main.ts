@@ -3,6 +3,7 @@ import { join, resolve } from "node:path"
 import * as App from "./App.js"
 import * as Bootstrap from "./Bootstrap.js"
 import { AppConfig } from "./Config.js"
+import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
 
 /**
  * The deployment: settings from the environment (layers/Config.ts), PostgreSQL
@@ -48,7 +49,8 @@ export const MainLive = Layer.unwrapEffect(
       })),
       adminLimits: config.adminLimits,
       publicBaseUrl,
-      git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000 }
+      git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000 },
+      pods: { command: LocalProcessProvider.DEFAULT_COMMAND }
     })
   })
 )

@@ -10,10 +10,26 @@ import {
 import { LabsApi } from "./labs/Api.js"
 import { ActivityApi } from "./activity/Api.js"
 import { FilesApi } from "./files/Api.js"
-import { PlannedApi } from "./planned/Api.js"
 import { SyncApi, WebhooksApi } from "./sync/Api.js"
 import { StatusApi } from "./status/Api.js"
 import { TasksApi } from "./tasks/Api.js"
+import { TelemetryApi } from "./telemetry/Api.js"
+import { ContributionsApi } from "./contributions/Api.js"
+import { BackupsApi } from "./backups/Api.js"
+import { SearchApi } from "./search/Api.js"
+import { PapersApi } from "./papers/Api.js"
+import { DatasetsApi } from "./datasets/Api.js"
+import { FiguresApi } from "./figures/Api.js"
+import { AgentsApi } from "./agents/Api.js"
+import { MemoryApi } from "./memory/Api.js"
+import { KnowledgeApi } from "./knowledge/Api.js"
+import { SurveysApi } from "./surveys/Api.js"
+import { StandupsApi } from "./standups/Api.js"
+import { ProjectsApi } from "./projects/Api.js"
+import { ChatsApi } from "./chats/Api.js"
+import { ExperimentsApi } from "./experiments/Api.js"
+import { PodsApi } from "./pods/Api.js"
+import { CostsApi } from "./costs/Api.js"
 
 export const VERSION = "0.1.0"
 
@@ -52,7 +68,23 @@ export class Api extends HttpApi.make("lab-service")
   .add(FilesApi)
   .add(SyncApi)
   .add(ActivityApi)
-  .add(PlannedApi)
+  .add(AgentsApi)
+  .add(MemoryApi)
+  .add(KnowledgeApi)
+  .add(SurveysApi)
+  .add(StandupsApi)
+  .add(ProjectsApi)
+  .add(ChatsApi)
+  .add(PapersApi)
+  .add(DatasetsApi)
+  .add(FiguresApi)
+  .add(TelemetryApi)
+  .add(ContributionsApi)
+  .add(BackupsApi)
+  .add(SearchApi)
+  .add(ExperimentsApi)
+  .add(PodsApi)
+  .add(CostsApi)
   .add(WebhooksApi)
   .addError(ValidationErrorWire)
   .addError(PayloadTooLargeWire)

@@ -10,7 +10,6 @@ import { makeGlobalMiddleware } from "./http/GlobalMiddleware.js"
 import { makeRouteTable } from "./http/RouteTable.js"
 import { LabsHttp } from "./labs/Http.js"
 import { Labs } from "./labs/Labs.js"
-import { PlannedHttp } from "./planned/Http.js"
 import { ActivityHttp } from "./activity/Http.js"
 import { FilesHttp } from "./files/Http.js"
 import { SyncHttp, WebhooksHttp } from "./sync/Http.js"
@@ -24,6 +23,40 @@ import { RateLimits } from "./ratelimit/RateLimits.js"
 import { StatusHttp } from "./status/Http.js"
 import { TasksHttp } from "./tasks/Http.js"
 import { Tasks } from "./tasks/Tasks.js"
+import { TelemetryHttp } from "./telemetry/Http.js"
+import { Telemetry } from "./telemetry/Telemetry.js"
+import { ContributionsHttp } from "./contributions/Http.js"
+import { Contributions } from "./contributions/Contributions.js"
+import { BackupsHttp } from "./backups/Http.js"
+import { Backups } from "./backups/Backups.js"
+import { SearchHttp } from "./search/Http.js"
+import { Search } from "./search/Search.js"
+import { PapersHttp } from "./papers/Http.js"
+import { Papers } from "./papers/Papers.js"
+import { DatasetsHttp } from "./datasets/Http.js"
+import { Datasets } from "./datasets/Datasets.js"
+import { FiguresHttp } from "./figures/Http.js"
+import { Figures } from "./figures/Figures.js"
+import { AgentsHttp } from "./agents/Http.js"
+import { Agents } from "./agents/Agents.js"
+import { MemoryHttp } from "./memory/Http.js"
+import { Memories } from "./memory/Memories.js"
+import { KnowledgeHttp } from "./knowledge/Http.js"
+import { KnowledgeBase } from "./knowledge/KnowledgeBase.js"
+import { SurveysHttp } from "./surveys/Http.js"
+import { Surveys } from "./surveys/Surveys.js"
+import { StandupsHttp } from "./standups/Http.js"
+import { Standups } from "./standups/Standups.js"
+import { ProjectsHttp } from "./projects/Http.js"
+import { Projects } from "./projects/Projects.js"
+import { ChatsHttp } from "./chats/Http.js"
+import { Chats } from "./chats/Chats.js"
+import { ExperimentsHttp } from "./experiments/Http.js"
+import { Experiments } from "./experiments/Experiments.js"
+import { PodsHttp } from "./pods/Http.js"
+import { Pods } from "./pods/Pods.js"
+import { CostsHttp } from "./costs/Http.js"
+import { Costs } from "./costs/Costs.js"
 
 const OPENAPI_PATH = "/api/v1/openapi.json"
 const DOCS_PATH = "/docs"
@@ -43,7 +76,23 @@ const Handlers = Layer.mergeAll(
   SyncHttp,
   WebhooksHttp,
   ActivityHttp,
-  PlannedHttp
+  AgentsHttp,
+  MemoryHttp,
+  KnowledgeHttp,
+  SurveysHttp,
+  StandupsHttp,
+  ProjectsHttp,
+  ChatsHttp,
+  PapersHttp,
+  DatasetsHttp,
+  FiguresHttp,
+  TelemetryHttp,
+  ContributionsHttp,
+  BackupsHttp,
+  SearchHttp,
+  ExperimentsHttp,
+  PodsHttp,
+  CostsHttp
 )
 
 /** The files API wakes the lab's sync worker through this signal. */
@@ -57,11 +106,28 @@ export const Services = Layer.mergeAll(
   Labs.Default,
   ApiKeys.Default,
   Tasks.Default,
+  Telemetry.Default,
+  Contributions.Default,
+  Backups.Default,
+  Search.Default,
   RateLimits.Default,
   Files.Default,
   Sync.Default,
   WebhookReceiver.Default,
-  ActivityRepo.Default
+  ActivityRepo.Default,
+  Papers.Default,
+  Datasets.Default,
+  Figures.Default,
+  Agents.Default,
+  Memories.Default,
+  KnowledgeBase.Default,
+  Surveys.Default,
+  Standups.Default,
+  Projects.Default,
+  Chats.Default,
+  Experiments.Default,
+  Pods.Default,
+  Costs.Default
 ).pipe(Layer.provide(SyncSignalLive), Layer.provideMerge(SyncSupervisor.Default), Layer.provideMerge(UsersRepo.Default))
 
 /**

@@ -4,8 +4,9 @@ import fs from "node:fs"
 import { rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Git, GitError, PushRejected, type GitRemote } from "../../src/sync/Git.js"
-import { authHeaders, makeHttpClient } from "./HttpClient.js"
+import { authHeaders, makeHttpClient, thinPackFetch } from "./HttpClient.js"
 import * as Iso from "./IsoOps.js"
+import { openObjectReader } from "./PackReader.js"
 
 export interface GitDiskOptions {
   /** Directory holding one bare repository per lab. */
@@ -24,7 +25,10 @@ const OUTBOUND_REF = "refs/heads/lab-service-outbound"
 export const layer = (options: GitDiskOptions) =>
   Layer.sync(Git, () => {
     const http = makeHttpClient(options.timeoutMillis)
-    const repoOf = (labId: string): Iso.Repo => ({ fs, gitdir: join(options.root, `${labId}.git`), cache: {} })
+    const repoOf = (labId: string): Iso.Repo => {
+      const gitdir = join(options.root, `${labId}.git`)
+      return { fs, gitdir, cache: {}, objects: openObjectReader(gitdir) }
+    }
     // isomorphic-git keeps parsed packs in its cache object: one per job, renewed at each fetch
     const repos = new Map<string, Iso.Repo>()
     const repo = (labId: string) => {
@@ -42,6 +46,7 @@ export const layer = (options: GitDiskOptions) =>
 
     const fetchHead = (labId: string, remote: GitRemote) =>
       Effect.gen(function* () {
+        repos.get(labId)?.objects?.close()
         const r = repoOf(labId)
         repos.set(labId, r)
         yield* ensure(r)
@@ -50,10 +55,14 @@ export const layer = (options: GitDiskOptions) =>
           try: () =>
             git.fetch({
               fs,
-              http,
+              http: thinPackFetch(http),
               gitdir: r.gitdir,
               remote: "origin",
-              ref: remote.branch,
+              // `ref` names the local ref whose commit is offered as "have": the tip fetched last time, so the
+              // server sends only what changed since (with `ref: branch` there was no such local ref, and every
+              // pull downloaded and indexed the whole tree again); `remoteRef` is the branch to fetch
+              ref: `refs/remotes/origin/${remote.branch}`,
+              remoteRef: remote.branch,
               singleBranch: true,
               depth: 1,
               tags: false,
@@ -105,6 +114,7 @@ export const layer = (options: GitDiskOptions) =>
       push: (labId, remote, commit) => push(labId, remote, commit),
       reset: (labId) =>
         Effect.promise(async () => {
+          repos.get(labId)?.objects?.close()
           repos.delete(labId)
           await rm(join(options.root, `${labId}.git`), { recursive: true, force: true })
         })

@@ -2,6 +2,7 @@ import { Effect, Option } from "effect"
 import git from "isomorphic-git"
 import type { CommitInfo, GitChange, GitEntry, Head } from "../../src/sync/Git.js"
 import { GitError } from "../../src/sync/Git.js"
+import type { ObjectReader } from "./PackReader.js"
 
 /** isomorphic-git's file-system client: node:fs or a memfs volume. */
 export type FsClient = Parameters<typeof git.readBlob>[0]["fs"]
@@ -11,6 +12,8 @@ export interface Repo {
   readonly gitdir: string
   /** isomorphic-git's object cache, one per job. */
   readonly cache: object
+  /** A faster reader of the same store (PackReader.ts), on disk only; isomorphic-git reads whatever it cannot. */
+  readonly objects?: ObjectReader
 }
 
 const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
@@ -69,7 +72,21 @@ export const diff = (repo: Repo, from: Option.Option<string>, to: string, prefix
   })
 
 export const readBlob = (repo: Repo, oid: string) =>
-  attempt(`read blob ${oid}`, async () => (await git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, oid, cache: repo.cache })).blob)
+  attempt(
+    `read blob ${oid}`,
+    async () => readFast(repo, oid) ?? (await git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, oid, cache: repo.cache })).blob
+  )
+
+/** The blob through the repository's own reader when it has one (checked against its id); undefined otherwise. */
+const readFast = (repo: Repo, oid: string): Uint8Array | undefined => {
+  if (repo.objects === undefined) return undefined
+  try {
+    const object = repo.objects.read(oid)
+    return object?.type === "blob" ? object.content : undefined
+  } catch {
+    return undefined // isomorphic-git reads it, and reports the damage if there is any
+  }
+}
 
 export const headOf = (repo: Repo, commit: string) =>
   attempt(`read commit ${commit}`, async (): Promise<Head> => {

@@ -1,2 +1,173 @@
-/** The search tables (part of the research-resources migration; see src/db/Migrations.ts). */
-export const schema = ``
+/**
+ * Full-text search (migration 4, after every table it indexes). One row per
+ * searchable record in search_documents, kept current by AFTER INSERT / UPDATE /
+ * DELETE triggers on the indexed tables, so every write path (the API, git sync,
+ * a backup's restore, plain SQL) updates the index in the writer's transaction.
+ */
+
+/** Text search configuration: English stemming and stop words (PostgreSQL and PGlite ship it). */
+export const CONFIG = "english"
+
+/** Body characters indexed (and kept for snippets): bounds the tsvector below PostgreSQL's 1 MB limit. */
+export const MAX_INDEXED_BODY = 100_000
+
+export const SearchKinds = ["files", "papers", "knowledge", "memory", "tasks", "experiments"] as const
+export type SearchKind = (typeof SearchKinds)[number]
+
+/**
+ * What is indexed, per table. Expressions are over the trigger's NEW record
+ * (written `r.`): `title` is shown in results, `titleText` is indexed with
+ * weight A, `body` with weight B. These columns are a contract with the
+ * features owning the tables (docs/RESOURCES-BRIEF.md).
+ */
+export interface Indexed {
+  readonly kind: SearchKind
+  readonly table: string
+  /** The column naming the record within the lab (ref). */
+  readonly key: string
+  /** Columns the expressions use: checked to exist before the triggers are created. */
+  readonly columns: ReadonlyArray<string>
+  readonly title: string
+  readonly titleText: string
+  readonly body: string
+}
+
+export const INDEXED: ReadonlyArray<Indexed> = [
+  {
+    kind: "files",
+    table: "files",
+    key: "path",
+    columns: ["path", "content"],
+    title: "r.path",
+    // the path as words too: /notes/idea-draft.md is found by "idea" and "draft"
+    titleText: `r.path || ' ' || regexp_replace(r.path, '[/._-]+', ' ', 'g')`,
+    body: "r.content"
+  },
+  {
+    kind: "papers",
+    table: "papers",
+    key: "id",
+    columns: ["id", "title", "abstract"],
+    title: "r.title",
+    titleText: "r.title",
+    body: "r.abstract"
+  },
+  {
+    kind: "knowledge",
+    table: "knowledge",
+    key: "id",
+    columns: ["id", "title", "body"],
+    title: "r.title",
+    titleText: "r.title",
+    body: "r.body"
+  },
+  {
+    kind: "memory",
+    table: "memory",
+    key: "id",
+    columns: ["id", "content"],
+    // a memory has no title: its first line, shortened, stands for one
+    title: `left(split_part(r.content, E'\\n', 1), 120)`,
+    titleText: "''",
+    body: "r.content"
+  },
+  {
+    kind: "tasks",
+    table: "tasks",
+    key: "id",
+    columns: ["id", "title", "description"],
+    title: "r.title",
+    titleText: "r.title",
+    body: "r.description"
+  },
+  {
+    kind: "experiments",
+    table: "experiments",
+    key: "id",
+    columns: ["id", "name", "description", "hypothesis"],
+    title: "r.name",
+    titleText: "r.name",
+    body: `concat_ws(E'\\n\\n', r.description, r.hypothesis)`
+  }
+]
+
+const over = (expression: string, record: string) => expression.replace(/\br\./g, `${record}.`)
+
+/** The trigger function and triggers of one table, created only when the table exists (and has the columns). */
+const triggers = (t: Indexed): string => {
+  const fn = `search_index_${t.table}`
+  const put = (record: string) =>
+    `search_put(${record}.lab_id, '${t.kind}', ${record}.${t.key}::text, ${over(t.title, record)}, ${over(t.titleText, record)}, ${over(t.body, record)})`
+  const changed = ["lab_id", ...t.columns].map((c) => `OLD.${c} IS DISTINCT FROM NEW.${c}`).join(" OR ")
+  const required = ["lab_id", ...t.columns].map((c) => `'${c}'`).join(", ")
+  return `
+CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF TG_OP = 'DELETE' THEN
+    DELETE FROM search_documents WHERE lab_id = OLD.lab_id AND kind = '${t.kind}' AND ref = OLD.${t.key}::text;
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'UPDATE' AND (OLD.lab_id IS DISTINCT FROM NEW.lab_id OR OLD.${t.key} IS DISTINCT FROM NEW.${t.key}) THEN
+    DELETE FROM search_documents WHERE lab_id = OLD.lab_id AND kind = '${t.kind}' AND ref = OLD.${t.key}::text;
+  END IF;
+  PERFORM ${put("NEW")};
+  RETURN NULL;
+END
+$fn$;
+
+DO $do$
+DECLARE
+  missing text;
+BEGIN
+  IF to_regclass('${t.table}') IS NULL THEN
+    RAISE NOTICE 'search: there is no table ${t.table}; ${t.kind} are not indexed';
+    RETURN;
+  END IF;
+  SELECT string_agg(c, ', ') INTO missing
+  FROM unnest(ARRAY[${required}]) AS c
+  WHERE NOT EXISTS (
+    SELECT 1 FROM information_schema.columns
+    WHERE table_schema = current_schema() AND table_name = '${t.table}' AND column_name = c
+  );
+  IF missing IS NOT NULL THEN
+    RAISE EXCEPTION 'search indexes ${t.table}(${t.columns.join(", ")}) but the table has no %', missing;
+  END IF;
+  EXECUTE $sql$CREATE TRIGGER search_index AFTER INSERT OR DELETE ON ${t.table}
+    FOR EACH ROW EXECUTE FUNCTION ${fn}()$sql$;
+  EXECUTE $sql$CREATE TRIGGER search_index_update AFTER UPDATE ON ${t.table}
+    FOR EACH ROW WHEN (${changed}) EXECUTE FUNCTION ${fn}()$sql$;
+  EXECUTE $sql$SELECT ${put("r")} FROM ${t.table} r$sql$;
+END
+$do$;
+`
+}
+
+export const schema = `
+CREATE TABLE search_documents (
+  lab_id text NOT NULL REFERENCES labs (id) ON DELETE CASCADE,
+  kind text NOT NULL,
+  ref text NOT NULL,
+  title text NOT NULL,
+  body text NOT NULL,
+  tsv tsvector NOT NULL,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (lab_id, kind, ref)
+);
+CREATE INDEX search_documents_tsv ON search_documents USING gin (tsv);
+
+-- Insert or replace one record's document: title (weight A) and body (weight B).
+CREATE FUNCTION search_put(p_lab text, p_kind text, p_ref text, p_title text, p_title_text text, p_body text)
+RETURNS void LANGUAGE sql AS $fn$
+  INSERT INTO search_documents (lab_id, kind, ref, title, body, tsv, updated_at)
+  VALUES (
+    p_lab, p_kind, p_ref,
+    left(coalesce(p_title, ''), 500),
+    left(coalesce(p_body, ''), ${MAX_INDEXED_BODY}),
+    setweight(to_tsvector('${CONFIG}', coalesce(p_title_text, '')), 'A')
+      || setweight(to_tsvector('${CONFIG}', left(coalesce(p_body, ''), ${MAX_INDEXED_BODY})), 'B'),
+    now()
+  )
+  ON CONFLICT (lab_id, kind, ref) DO UPDATE
+    SET title = EXCLUDED.title, body = EXCLUDED.body, tsv = EXCLUDED.tsv, updated_at = EXCLUDED.updated_at
+$fn$;
+${INDEXED.map(triggers).join("")}`

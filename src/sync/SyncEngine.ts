@@ -1,10 +1,12 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { SecretBox } from "../common/SecretBox.js"
 import type { File } from "../files/File.js"
 import { FilesRepo } from "../files/FilesRepo.js"
-import { fromRepoPath, toRepoPath } from "../files/Paths.js"
+import { fromRepoPath, normalizePath, toRepoPath } from "../files/Paths.js"
+import type { GitFigureFile } from "../figures/Figure.js"
+import { GitFigures, isFigurePath } from "../figures/GitFigures.js"
 import { Git, GitError, type GitRemote, type Head } from "./Git.js"
 import { type RepoLink, repoNameOf, type SyncResult } from "./RepoLink.js"
 import { decodeText, isRegularFile, isSkippedPath, MAX_FILE_BYTES } from "./Rules.js"
@@ -26,7 +28,7 @@ const emptyResult = (sha: string): SyncResult => ({ ok: true, pulled: 0, updated
  * Only the lab's worker (SyncSupervisor) calls these, one at a time.
  */
 export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
-  dependencies: [SyncRepo.Default, FilesRepo.Default, ActivityRepo.Default],
+  dependencies: [SyncRepo.Default, FilesRepo.Default, ActivityRepo.Default, GitFigures.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const git = yield* Git
@@ -34,6 +36,7 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
     const links = yield* SyncRepo
     const files = yield* FilesRepo
     const activity = yield* ActivityRepo
+    const figures = yield* GitFigures
 
     const remoteOf = (link: RepoLink): Effect.Effect<GitRemote, GitError> =>
       link.tokenSealed === null
@@ -66,24 +69,36 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
           else yield* links.recordSynced(labId, Option.some(head.commit))
           return emptyResult(head.commit)
         }
-        const prefix = Option.map(subPath, (p) => toRepoPath(p).replace(/\/+$/, ""))
-        const reconcile = Option.isNone(base) || Option.isSome(subPath)
-        const changes = yield* git.diff(labId, reconcile ? Option.none() : base, head.commit, prefix)
+        // the root as subPath ("/") is the whole tree: no prefix (an empty one would match nothing and remove everything)
+        const prefix = Option.filter(Option.map(subPath, (p) => toRepoPath(p).replace(/\/+$/, "")), (p) => p.length > 0)
+        // the diff from the last synced commit; when that commit is gone from the local store (git data lost,
+        // a new disk), a full reconcile instead, or the lab would never sync (nor push) again
+        const incremental = Option.isNone(base) || Option.isSome(subPath)
+          ? Option.none()
+          : Option.getRight(yield* Effect.either(git.diff(labId, base, head.commit, prefix)))
+        const reconcile = Option.isNone(incremental)
+        const changes = Option.isSome(incremental) ? incremental.value : yield* git.diff(labId, Option.none(), head.commit, prefix)
         const pending = yield* links.pendingPaths(labId)
 
         let skipped = 0
         const wanted: Array<{ readonly path: string; readonly oid: string }> = []
         const gone = new Set<string>()
         const inTree = new Set<string>()
+        // figures (images, PDFs): recorded when read below, forgotten when gone from the tree (docs/figures.md)
+        const figuresFound: Array<GitFigureFile> = []
+        const figuresGone = new Set<string>()
         for (const change of changes) {
           const path = fromRepoPath(change.path)
           if (Option.isSome(change.after)) inTree.add(path)
           if (pending.has(path)) continue // a local write not yet pushed wins; it will be committed on top
           if (Option.isNone(change.after)) {
             gone.add(path)
-          } else if (!isRegularFile(change.after.value) || isSkippedPath(change.path)) {
+            figuresGone.add(path)
+          } else if (!isRegularFile(change.after.value) || isSkippedPath(change.path) || Either.isLeft(normalizePath(path))) {
+            // (the last: a path the files API refuses, over 1,024 characters say, could be listed but never read)
             skipped++
             gone.add(path) // a copy pulled earlier is stale now
+            figuresGone.add(path)
           } else {
             wanted.push({ path, oid: change.after.value.oid })
           }
@@ -92,6 +107,9 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
           const dir = Option.match(subPath, { onNone: () => "/", onSome: (p) => `${p.replace(/\/+$/, "")}/` })
           for (const path of yield* files.fromGitUnder(labId, dir)) {
             if (!inTree.has(path) && !pending.has(path)) gone.add(path)
+          }
+          for (const path of yield* figures.pathsUnder(labId, dir)) {
+            if (!inTree.has(path)) figuresGone.add(path)
           }
         }
 
@@ -107,6 +125,7 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
             const upserts: Array<File> = []
             for (const { path, oid } of batch) {
               const bytes = yield* git.readBlob(labId, oid)
+              if (isFigurePath(path)) figuresFound.push({ path, oid, size: bytes.byteLength })
               const text = bytes.byteLength > MAX_FILE_BYTES ? undefined : decodeText(bytes)
               if (text === undefined) {
                 skipped++
@@ -136,6 +155,7 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
           // only files that came from git are ever deleted by a sync
           const removals = [...gone].filter((path) => stored.get(path)?.fromGit === true)
           yield* files.removeMany(labId, removals)
+          yield* figures.apply(labId, head.commit, figuresFound, [...figuresGone].filter(isFigurePath))
           const result: SyncResult = { ok: true, pulled, updated, skipped, removed: removals.length, sha: head.commit }
           yield* record(link, head, subPath, result)
           return result

@@ -3,6 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, type Layer, ManagedRuntime, Option, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
 import * as App from "../../layers/App.js"
+import * as LocalProcessProvider from "../../layers/pods/LocalProcessProvider.js"
 import { makeClient } from "../../src/Client.js"
 
 export interface TestServer {
@@ -35,6 +36,7 @@ export const startTestServer = async (overrides: Partial<App.AppSettings> = {}):
     adminLimits: { perMinute: 1_000_000, perDay: 10_000_000 },
     publicBaseUrl: new URL("http://127.0.0.1"),
     git: { kind: "memory" },
+    pods: { command: LocalProcessProvider.DEFAULT_COMMAND, stopGraceMillis: 2_000 },
     ...overrides
   }
   const layer: Layer.Layer<HttpServer.HttpServer | SqlClient.SqlClient, unknown> = App.server(settings)

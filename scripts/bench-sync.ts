@@ -1,0 +1,818 @@
+/**
+ * Git sync benchmark: the service (node --import tsx src/main.ts, a child
+ * process per repository size) against generated repositories served by git's
+ * own `git http-backend` on loopback (test/support/GitServer.ts), and the git
+ * CLI on the same repositories as the physical reference.
+ *
+ *   npm run bench:sync
+ *
+ * For each size (1,000, 10,000 and 50,000 text files of 1-2 KB, 100 per
+ * directory, two directory levels) it measures:
+ *   - initial sync: PATCH /api/v1/sync (link) + POST /api/v1/sync until it
+ *     answers, against `git clone --depth 1 --no-checkout` + `git ls-tree -r` +
+ *     `git cat-file --batch` over every blob, measured in the same run;
+ *   - incremental sync of one changed file: an outside commit is pushed over
+ *     HTTP, then POST /api/v1/sync is timed (the service's own pull; the
+ *     commit + push is shown apart);
+ *   - webhook to file visible: push a change, send the signed GitHub webhook,
+ *     poll GET /api/v1/files until the new content shows;
+ *   - peak memory (VmHWM) of the service process.
+ *
+ * Database: embedded PGlite, or DATABASE_URL (a fresh schema per size, dropped
+ * at the end). Knobs: BENCH_SIZES (comma-separated, default 1000,10000,50000),
+ * BENCH_INCREMENTAL_RUNS (5), BENCH_WEBHOOK_RUNS (3), BENCH_CPU_PROF=<dir>
+ * (run the service under node --cpu-prof; profiles are written when it stops).
+ */
+import { Schema } from "effect"
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { createHmac, randomBytes } from "node:crypto"
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { availableParallelism, tmpdir } from "node:os"
+import { dirname, join, resolve } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+import pg from "pg"
+import { type GitServer, startGitServer } from "../test/support/GitServer.js"
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
+const run = promisify(execFile)
+
+const envInt = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`)
+  return n
+}
+
+const SIZES: ReadonlyArray<number> = (process.env["BENCH_SIZES"] ?? "1000,10000,50000").split(",").map((s) => {
+  const n = Number(s.trim())
+  if (!Number.isInteger(n) || n <= 0) throw new Error("BENCH_SIZES must list positive integers")
+  return n
+})
+const INCREMENTAL_RUNS = envInt("BENCH_INCREMENTAL_RUNS", 5)
+const WEBHOOK_RUNS = envInt("BENCH_WEBHOOK_RUNS", 3)
+const CPU_PROF_DIR = process.env["BENCH_CPU_PROF"] ? resolve(process.env["BENCH_CPU_PROF"]) : undefined
+const FILES_PER_DIR = 100
+const DIRS_PER_AREA = 10
+const HUGE_LIMIT = "1000000000"
+
+const TARGET_INITIAL_RATIO = 3
+const TARGET_INCREMENTAL_MS = 300
+const TARGET_INCREMENTAL_GROWTH = 2
+const TARGET_WEBHOOK_MS = 1000
+
+// ---------------------------------------------------------------------------
+// wire shapes, decoded with Schema
+
+const Meta = Schema.Struct({ request_id: Schema.String, timestamp: Schema.String })
+const StatusBody = Schema.Struct({ data: Schema.Struct({ status: Schema.Literal("ok") }), meta: Meta })
+const LabBody = Schema.Struct({ data: Schema.Struct({ id: Schema.String }), meta: Meta })
+const SyncStatusBody = Schema.Struct({ repo: Schema.String, lastSyncSha: Schema.NullOr(Schema.String) })
+const SyncResultBody = Schema.Struct({
+  ok: Schema.Boolean,
+  pulled: Schema.Number,
+  updated: Schema.Number,
+  skipped: Schema.Number,
+  removed: Schema.Number,
+  sha: Schema.String
+})
+type SyncResultBody = typeof SyncResultBody.Type
+const SecretBody = Schema.Struct({ secret: Schema.String, existed: Schema.Boolean, webhookUrl: Schema.String })
+const FileBody = Schema.Struct({ data: Schema.Struct({ path: Schema.String, content: Schema.String, sha: Schema.String }), meta: Meta })
+const ActivityBody = Schema.Struct({
+  data: Schema.Array(
+    Schema.Struct({ kind: Schema.String, message: Schema.String, data: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })
+  ),
+  meta: Meta
+})
+const WebhookBody = Schema.Struct({ ok: Schema.Literal(true), action: Schema.String })
+const SyncActivityData = Schema.Struct({ added: Schema.Number, updated: Schema.Number, removed: Schema.Number, skipped: Schema.Number })
+
+// ---------------------------------------------------------------------------
+// cleanup: children, temp dirs, the git server and PostgreSQL schemas go away on every exit path
+
+const children = new Set<ChildProcess>()
+const tempDirs = new Set<string>()
+const cleanups: Array<() => Promise<void>> = []
+
+const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
+  try {
+    process.kill(-child.pid, signal) // the child leads its own process group (detached)
+  } catch {
+    // already gone
+  }
+}
+
+process.on("exit", () => {
+  for (const child of children) killGroup(child, "SIGKILL")
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+})
+
+let interrupted = false
+const onSignal = (signal: NodeJS.Signals) => {
+  if (interrupted) return
+  interrupted = true
+  process.stderr.write(`\n${signal}: stopping the service and cleaning up\n`)
+  void cleanupAll().finally(() => process.exit(130))
+}
+process.on("SIGINT", onSignal)
+process.on("SIGTERM", onSignal)
+
+const cleanupAll = async () => {
+  await Promise.all([...children].map((child) => stopChild(child)))
+  for (const cleanup of cleanups.splice(0).reverse()) {
+    await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${describe(error)}\n`))
+  }
+  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+  tempDirs.clear()
+}
+
+async function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) {
+    children.delete(child)
+    return
+  }
+  const exited = new Promise<void>((done) => child.once("exit", () => done()))
+  child.kill("SIGTERM")
+  const timer = sleep(graceMs).then(() => "timeout" as const)
+  if ((await Promise.race([exited.then(() => "exited" as const), timer])) === "timeout") {
+    killGroup(child, "SIGKILL")
+    await exited
+  }
+  children.delete(child)
+}
+
+// ---------------------------------------------------------------------------
+// helpers
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
+const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+const now = () => performance.now()
+
+const freePort = () =>
+  new Promise<number>((done, fail) => {
+    const server = createServer()
+    server.once("error", fail)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => (port > 0 ? done(port) : fail(new Error("no free port"))))
+    })
+  })
+
+const redactUrl = (url: string): string => {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = "***"
+    return u.toString()
+  } catch {
+    return "<unparseable url>"
+  }
+}
+
+/** The parent's environment without any setting that would change what the service does. */
+const baseEnv = (): NodeJS.ProcessEnv => {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of Object.keys(env)) {
+    if (/^(PORT|HOST|DATA_DIR|DATABASE_URL|REDIS_URL|ADMIN_API_KEY|SECRETS_MASTER_KEY|PUBLIC_BASE_URL|RATE_LIMIT_.*|JWT_.*)$/.test(name)) {
+      delete env[name]
+    }
+  }
+  return env
+}
+
+const gitEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  GIT_AUTHOR_NAME: "Outside Author",
+  GIT_AUTHOR_EMAIL: "outside@example.com",
+  GIT_COMMITTER_NAME: "Outside Author",
+  GIT_COMMITTER_EMAIL: "outside@example.com",
+  GIT_TERMINAL_PROMPT: "0"
+})
+
+const git = async (cwd: string, ...args: ReadonlyArray<string>): Promise<string> =>
+  (await run("git", [...args], { cwd, env: gitEnv(), maxBuffer: 256 * 1024 * 1024 })).stdout.trim()
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const s = [...xs].sort((a, b) => a - b)
+  if (s.length === 0) return Number.NaN
+  const mid = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2
+}
+
+// ---------------------------------------------------------------------------
+// generated content: deterministic text, 1-2 KB per file
+
+const WORDS = (
+  "the of and to in is that for it as with was on be by this are from at or an have not which but " +
+  "model data train loss batch epoch sample gradient layer token vector matrix tensor result baseline " +
+  "experiment config seed metric accuracy recall precision dataset split validation test run job node " +
+  "agent paper draft section figure table note idea review cite method setup ablation scale compute " +
+  "function return const value index array string number object buffer stream parse encode decode"
+).split(" ")
+
+/** mulberry32: a small deterministic PRNG. */
+const prng = (seed: number) => {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const EXTENSIONS = ["md", "ts", "py", "txt", "json"]
+
+const pathOf = (i: number): string => {
+  const dir = Math.floor(i / FILES_PER_DIR)
+  const area = Math.floor(dir / DIRS_PER_AREA)
+  const pad = (n: number, w: number) => String(n).padStart(w, "0")
+  return `area-${pad(area, 3)}/module-${pad(dir, 4)}/file-${pad(i, 5)}.${EXTENSIONS[i % EXTENSIONS.length] ?? "txt"}`
+}
+
+const contentOf = (i: number, revision: number): string => {
+  const rnd = prng(i * 7919 + revision * 104729 + 1)
+  const target = 1000 + Math.floor(rnd() * 1000)
+  const lines = [`# ${pathOf(i)} (revision ${revision})`]
+  let size = (lines[0] ?? "").length + 1
+  while (size < target) {
+    const count = 6 + Math.floor(rnd() * 10)
+    const words: Array<string> = []
+    for (let w = 0; w < count; w++) words.push(WORDS[Math.floor(rnd() * WORDS.length)] ?? "x")
+    const line = words.join(" ")
+    lines.push(line)
+    size += line.length + 1
+  }
+  return `${lines.join("\n")}\n`
+}
+
+/** Run `git fast-import` in `gitdir` with a stream produced chunk by chunk (respecting backpressure). */
+const fastImport = (gitdir: string, produce: (write: (s: string) => Promise<void>) => Promise<void>) =>
+  new Promise<void>((done, fail) => {
+    const child = spawn("git", ["fast-import", "--quiet"], { cwd: gitdir, env: gitEnv(), stdio: ["pipe", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    child.once("error", fail)
+    child.once("close", (code) => (code === 0 ? done() : fail(new Error(`git fast-import exited ${code}: ${stderr.slice(0, 2000)}`))))
+    const write = (s: string) =>
+      new Promise<void>((ok) => {
+        if (child.stdin.write(s)) ok()
+        else child.stdin.once("drain", () => ok())
+      })
+    produce(write)
+      .then(() => child.stdin.end())
+      .catch((error: unknown) => {
+        child.kill("SIGKILL")
+        fail(error instanceof Error ? error : new Error(String(error)))
+      })
+  })
+
+const dataCmd = (s: string) => `data ${Buffer.byteLength(s, "utf8")}\n${s}\n`
+let commitClock = 1_700_000_000
+const commitHeader = (message: string) => `commit refs/heads/main\ncommitter Outside Author <outside@example.com> ${commitClock++} +0000\n${dataCmd(message)}`
+
+/** A source repository with one commit of `files` generated files. */
+const generateRepo = async (gitdir: string, files: number) => {
+  await git(ROOT, "init", "--bare", "--quiet", "--initial-branch=main", gitdir)
+  await fastImport(gitdir, async (write) => {
+    let buf = commitHeader(`${files} generated files\n`)
+    for (let i = 0; i < files; i++) {
+      buf += `M 100644 inline ${pathOf(i)}\n${dataCmd(contentOf(i, 0))}`
+      if (buf.length > 1 << 20) {
+        await write(buf)
+        buf = ""
+      }
+    }
+    await write(`${buf}\n`)
+  })
+}
+
+/** One outside commit changing file `i` to `revision`; returns the commit id. */
+const commitChange = async (gitdir: string, i: number, revision: number): Promise<string> => {
+  await fastImport(gitdir, (write) =>
+    write(`${commitHeader(`change ${pathOf(i)} to revision ${revision}\n`)}from refs/heads/main^0\nM 100644 inline ${pathOf(i)}\n${dataCmd(contentOf(i, revision))}\n`)
+  )
+  return git(gitdir, "rev-parse", "refs/heads/main")
+}
+
+// ---------------------------------------------------------------------------
+// the physical reference: the git CLI
+
+interface Reference {
+  readonly ms: number
+  readonly cloneMs: number
+  readonly blobs: number
+  readonly bytes: number
+}
+
+const catFileAll = (dir: string, oids: ReadonlyArray<string>) =>
+  new Promise<number>((done, fail) => {
+    const child = spawn("git", ["cat-file", "--batch"], { cwd: dir, stdio: ["pipe", "pipe", "ignore"] })
+    let bytes = 0
+    child.stdout.on("data", (chunk: Buffer) => (bytes += chunk.length))
+    child.once("error", fail)
+    child.once("close", (code) => (code === 0 ? done(bytes) : fail(new Error(`git cat-file exited ${code}`))))
+    child.stdin.end(`${oids.join("\n")}\n`)
+  })
+
+const reference = async (url: string, workDir: string, label: string): Promise<Reference> => {
+  const dir = join(workDir, `reference-${label}`)
+  const started = now()
+  await run("git", ["clone", "--quiet", "--depth", "1", "--no-checkout", "--single-branch", "--branch", "main", url, dir], {
+    env: gitEnv()
+  })
+  const cloneMs = now() - started
+  const listing = (await run("git", ["ls-tree", "-r", "-z", "HEAD"], { cwd: dir, maxBuffer: 256 * 1024 * 1024 })).stdout
+  const oids: Array<string> = []
+  for (const entry of listing.split("\0")) {
+    // <mode> SP <type> SP <oid> TAB <path>
+    const m = /^\d+ blob ([0-9a-f]{40})\t/.exec(entry)
+    if (m?.[1]) oids.push(m[1])
+  }
+  const bytes = await catFileAll(dir, oids)
+  const ms = now() - started
+  rmSync(dir, { recursive: true, force: true })
+  return { ms, cloneMs, blobs: oids.length, bytes }
+}
+
+// ---------------------------------------------------------------------------
+// the service, in a child process of its own: `node --import tsx src/main.ts`, so its pid is the server's
+
+interface Service {
+  readonly child: ChildProcess
+  readonly pid: number
+  readonly baseUrl: string
+  readonly logPath: string
+  readonly exited: Promise<void>
+}
+
+const startService = async (dataDir: string, adminKey: string, databaseUrl: string | undefined, label: string, logPath: string) => {
+  const port = await freePort()
+  const baseUrl = `http://127.0.0.1:${port}`
+  const env: NodeJS.ProcessEnv = {
+    ...baseEnv(),
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    ADMIN_API_KEY: adminKey,
+    PUBLIC_BASE_URL: baseUrl,
+    RATE_LIMIT_ADMIN_PER_MINUTE: HUGE_LIMIT,
+    RATE_LIMIT_ADMIN_PER_DAY: HUGE_LIMIT,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})
+  }
+  // one directory per size: node names the files itself, one per thread (the main one and tsx's loader)
+  const profile = CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${join(CPU_PROF_DIR, `service-${label}`)}`] : []
+  const log = openSync(logPath, "a")
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", log, log],
+    detached: true
+  })
+  closeSync(log)
+  children.add(child)
+  const exited = new Promise<void>((done) => child.once("exit", () => done()))
+  if (child.pid === undefined) throw new Error("the service did not start")
+  const service: Service = { child, pid: child.pid, baseUrl, logPath, exited }
+  await waitReady(service)
+  return service
+}
+
+const logTail = (logPath: string, lines = 30): string => {
+  try {
+    return readFileSync(logPath, "utf8").split("\n").slice(-lines).join("\n")
+  } catch {
+    return "(no log)"
+  }
+}
+
+const waitReady = async (service: Service, timeoutMs = 120_000) => {
+  const deadline = Date.now() + timeoutMs
+  let exited = false
+  void service.exited.then(() => (exited = true))
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`the service exited before it was ready; its log:\n${logTail(service.logPath)}`)
+    try {
+      const response = await fetch(`${service.baseUrl}/api/v1/status`, { signal: AbortSignal.timeout(2_000) })
+      if (response.ok) {
+        Schema.decodeUnknownSync(StatusBody)(await response.json())
+        return
+      }
+    } catch {
+      // not listening yet
+    }
+    await sleep(100)
+  }
+  throw new Error(`the service was not ready within ${timeoutMs / 1000} s; its log:\n${logTail(service.logPath)}`)
+}
+
+/** VmHWM and VmRSS of a process, in MiB. */
+const memoryOf = (pid: number): { readonly hwm: number; readonly rss: number } => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  const kib = (field: string) => {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)
+    return m?.[1] ? Number(m[1]) / 1024 : Number.NaN
+  }
+  return { hwm: kib("VmHWM"), rss: kib("VmRSS") }
+}
+
+/** Reset the process's VmHWM to its current RSS (Linux >= 4.0: `5` to /proc/<pid>/clear_refs); false when refused. */
+const resetHwm = (pid: number): boolean => {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5")
+    return true
+  } catch {
+    return false
+  }
+}
+
+const call = async <A, I>(
+  schema: Schema.Schema<A, I>,
+  service: Service,
+  path: string,
+  token: string,
+  init: { readonly method?: string; readonly json?: unknown; readonly expect: number; readonly timeoutMs?: number }
+): Promise<A> => {
+  const response = await fetch(`${service.baseUrl}${path}`, {
+    method: init.method ?? "GET",
+    headers: { authorization: `Bearer ${token}`, ...(init.json !== undefined ? { "content-type": "application/json" } : {}) },
+    body: init.json !== undefined ? JSON.stringify(init.json) : undefined,
+    signal: AbortSignal.timeout(init.timeoutMs ?? 30_000)
+  })
+  const text = await response.text()
+  if (response.status !== init.expect) {
+    throw new Error(`${init.method ?? "GET"} ${path}: expected ${init.expect}, got ${response.status}: ${text.slice(0, 500)}`)
+  }
+  return Schema.decodeUnknownSync(Schema.parseJson(schema))(text)
+}
+
+const forceSync = (service: Service, token: string, labId: string, timeoutMs = 30_000) =>
+  call(SyncResultBody, service, "/api/v1/sync", token, { method: "POST", json: { labId }, expect: 200, timeoutMs })
+
+const fileUrl = (labId: string, i: number) => `/api/v1/files?labId=${encodeURIComponent(labId)}&path=${encodeURIComponent(`/${pathOf(i)}`)}`
+
+const readFileContent = async (service: Service, token: string, labId: string, i: number): Promise<string | undefined> => {
+  const response = await fetch(`${service.baseUrl}${fileUrl(labId, i)}`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: AbortSignal.timeout(10_000)
+  })
+  const text = await response.text()
+  if (response.status === 404) return undefined
+  if (response.status !== 200) throw new Error(`GET ${fileUrl(labId, i)}: ${response.status}: ${text.slice(0, 300)}`)
+  return Schema.decodeUnknownSync(Schema.parseJson(FileBody))(text).data.content
+}
+
+// ---------------------------------------------------------------------------
+// PostgreSQL (when DATABASE_URL is set): a fresh schema per size
+
+const withSearchPath = (url: string, schema: string) =>
+  `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+
+const freshSchema = async (baseUrl: string, label: string): Promise<string> => {
+  const schema = `bench_sync_${label}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
+  const client = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5_000 })
+  client.on("error", () => {})
+  await client.connect()
+  try {
+    await client.query(`CREATE SCHEMA "${schema}"`)
+  } finally {
+    await client.end()
+  }
+  cleanups.push(async () => {
+    const dropper = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5_000 })
+    dropper.on("error", () => {})
+    await dropper.connect()
+    try {
+      await dropper.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+    } finally {
+      await dropper.end()
+    }
+  })
+  return withSearchPath(baseUrl, schema)
+}
+
+// ---------------------------------------------------------------------------
+// one size
+
+interface SizeResult {
+  readonly files: number
+  readonly generateMs: number
+  readonly packMiB: number
+  readonly reference: Reference
+  readonly initialMs: number
+  readonly initialCounts: { readonly added: number; readonly updated: number; readonly removed: number; readonly skipped: number }
+  readonly initialAnswer: SyncResultBody
+  readonly noopMs: number
+  readonly pushMs: ReadonlyArray<number>
+  readonly incrementalMs: ReadonlyArray<number>
+  readonly webhookMs: ReadonlyArray<number>
+  readonly startHwm: number
+  readonly hwmReset: boolean
+  readonly hwm: number
+  readonly rssEnd: number
+}
+
+const benchSize = async (
+  files: number,
+  server: GitServer,
+  workDir: string,
+  adminKey: string,
+  databaseUrl: string | undefined
+): Promise<SizeResult> => {
+  const label = `${files}`
+  const tag = `[${files.toLocaleString("en-US")} files]`
+  const say = (message: string) => console.log(`${tag} ${message}`)
+
+  // the repository: generated into a local source repository, pushed to the served one
+  let started = now()
+  const source = join(workDir, `source-${label}.git`)
+  await generateRepo(source, files)
+  const name = `bench-${label}`
+  const url = await server.createRepo(name)
+  await git(source, "push", "--quiet", join(server.root, `${name}.git`), "main:main")
+  const generateMs = now() - started
+  const packBytes = Number((await git(join(server.root, `${name}.git`), "count-objects", "-v")).match(/size-pack: (\d+)/)?.[1] ?? "0") / 1024
+  say(`generated and pushed in ${(generateMs / 1000).toFixed(1)} s (served pack ${packBytes.toFixed(1)} MiB)`)
+
+  // the physical reference
+  const ref = await reference(url, workDir, label)
+  if (ref.blobs !== files) throw new Error(`the reference read ${ref.blobs} blobs, expected ${files}`)
+  say(
+    `git CLI: clone --depth 1 --no-checkout ${ref.cloneMs.toFixed(0)} ms, + ls-tree + cat-file --batch of ${ref.blobs} blobs (${(ref.bytes / 1048576).toFixed(1)} MiB) = ${ref.ms.toFixed(0)} ms`
+  )
+
+  // the service, fresh for this size
+  const dataDir = join(workDir, `service-${label}`)
+  mkdirSync(dataDir, { recursive: true })
+  const dbUrl = databaseUrl ? await freshSchema(databaseUrl, label) : undefined
+  const service = await startService(dataDir, adminKey, dbUrl, label, join(workDir, `service-${label}.log`))
+  try {
+    // PGlite's first start (initdb) has its own peak: note it, then reset the mark so the figure below is the sync's
+    const startHwm = memoryOf(service.pid).hwm
+    const hwmReset = resetHwm(service.pid)
+    const lab = await call(LabBody, service, "/api/v1/labs", adminKey, {
+      method: "POST",
+      json: { slug: `bench-sync-${label}-${randomBytes(3).toString("hex")}`, name: `Sync bench ${label}`, plan: "team" },
+      expect: 201
+    })
+    const labId = lab.data.id
+
+    // initial sync: link + forced sync until it answers
+    started = now()
+    await call(SyncStatusBody, service, "/api/v1/sync", adminKey, { method: "PATCH", json: { labId, repo: url, autoPushOnEdit: false }, expect: 200 })
+    const initialAnswer = await forceSync(service, adminKey, labId, 600_000)
+    const initialMs = now() - started
+    const activity = await call(ActivityBody, service, `/api/v1/activity?labId=${encodeURIComponent(labId)}&limit=20`, adminKey, { expect: 200 })
+    const initialCounts = { added: 0, updated: 0, removed: 0, skipped: 0 }
+    for (const entry of activity.data) {
+      if (entry.kind !== "sync") continue
+      const d = Schema.decodeUnknownSync(SyncActivityData)(entry.data)
+      initialCounts.added += d.added
+      initialCounts.updated += d.updated
+      initialCounts.removed += d.removed
+      initialCounts.skipped += d.skipped
+    }
+    say(
+      `service initial sync (link + POST /sync): ${initialMs.toFixed(0)} ms = ${(initialMs / ref.ms).toFixed(2)}x git;` +
+        ` syncs recorded: ${initialCounts.added} added, ${initialCounts.updated} updated, ${initialCounts.skipped} skipped;` +
+        ` POST answer: pulled ${initialAnswer.pulled}, updated ${initialAnswer.updated}, sha ${initialAnswer.sha.slice(0, 7)}`
+    )
+    if (initialCounts.added !== files) throw new Error(`the initial sync added ${initialCounts.added} files, expected ${files}`)
+    for (const i of [0, Math.floor(files / 2), files - 1]) {
+      const content = await readFileContent(service, adminKey, labId, i)
+      if (content !== contentOf(i, 0)) throw new Error(`/${pathOf(i)} does not hold the generated content after the initial sync`)
+    }
+
+    const secret = await call(SecretBody, service, "/api/v1/sync/secret", adminKey, { method: "POST", json: { labId }, expect: 200 })
+
+    // a sync with nothing new: the fixed cost of a pull
+    started = now()
+    const noop = await forceSync(service, adminKey, labId)
+    const noopMs = now() - started
+    if (noop.pulled + noop.updated + noop.removed !== 0) throw new Error(`a sync with nothing new changed files: ${JSON.stringify(noop)}`)
+
+    // incremental: one outside commit changing one file, then a forced sync
+    let revision = 0
+    const changedFile = (k: number) => (k * 7_919 + 13) % files
+    const pushMs: Array<number> = []
+    const incrementalMs: Array<number> = []
+    for (let k = 0; k < INCREMENTAL_RUNS; k++) {
+      const i = changedFile(k)
+      revision++
+      started = now()
+      const sha = await commitChange(source, i, revision)
+      await git(source, "push", "--quiet", url, "main:main")
+      pushMs.push(now() - started)
+      started = now()
+      const result = await forceSync(service, adminKey, labId)
+      incrementalMs.push(now() - started)
+      if (result.updated !== 1 || result.pulled !== 0 || result.removed !== 0 || result.sha !== sha) {
+        throw new Error(`incremental sync ${k + 1}: expected 1 update to ${sha.slice(0, 7)}, got ${JSON.stringify(result)}`)
+      }
+      if ((await readFileContent(service, adminKey, labId, i)) !== contentOf(i, revision)) throw new Error(`/${pathOf(i)} was not updated`)
+    }
+    say(
+      `incremental (1 file): POST /sync ${incrementalMs.map((ms) => ms.toFixed(0)).join(", ")} ms (median ${median(incrementalMs).toFixed(0)});` +
+        ` outside commit + push ${median(pushMs).toFixed(0)} ms median; no-op sync ${noopMs.toFixed(0)} ms`
+    )
+
+    // webhook: push, signed GitHub webhook, poll the file until the new content shows
+    const webhookMs: Array<number> = []
+    for (let k = 0; k < WEBHOOK_RUNS; k++) {
+      const i = changedFile(INCREMENTAL_RUNS + k)
+      revision++
+      const sha = await commitChange(source, i, revision)
+      await git(source, "push", "--quiet", url, "main:main")
+      const expected = contentOf(i, revision)
+      const body = JSON.stringify({
+        ref: "refs/heads/main",
+        after: sha,
+        repository: { clone_url: url, full_name: name },
+        commits: [{ id: sha, modified: [pathOf(i)] }]
+      })
+      const signature = `sha256=${createHmac("sha256", secret.secret).update(body).digest("hex")}`
+      started = now()
+      const hook = await fetch(`${service.baseUrl}/api/webhooks/github`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "push",
+          "x-github-delivery": `bench-${label}-${k}-${randomBytes(4).toString("hex")}`,
+          "x-hub-signature-256": signature
+        },
+        body,
+        signal: AbortSignal.timeout(10_000)
+      })
+      const hookText = await hook.text()
+      if (hook.status !== 202) throw new Error(`webhook: expected 202, got ${hook.status}: ${hookText.slice(0, 300)}`)
+      const answer = Schema.decodeUnknownSync(Schema.parseJson(WebhookBody))(hookText)
+      if (answer.action !== "queued") throw new Error(`webhook: expected queued, got ${answer.action}`)
+      for (;;) {
+        if ((await readFileContent(service, adminKey, labId, i)) === expected) break
+        if (now() - started > 60_000) throw new Error(`webhook: /${pathOf(i)} did not show the pushed content within 60 s`)
+        await sleep(10)
+      }
+      webhookMs.push(now() - started)
+    }
+    say(`webhook to file visible: ${webhookMs.map((ms) => ms.toFixed(0)).join(", ")} ms`)
+
+    const mem = memoryOf(service.pid)
+    say(
+      `service memory: VmHWM ${mem.hwm.toFixed(0)} MiB ${hwmReset ? "during the syncs (the mark was reset after start, whose own peak was" : "(not reset after start: includes the start's peak of"} ${startHwm.toFixed(0)} MiB), VmRSS now ${mem.rss.toFixed(0)} MiB`
+    )
+    return {
+      files,
+      generateMs,
+      packMiB: packBytes,
+      reference: ref,
+      initialMs,
+      initialCounts,
+      initialAnswer,
+      noopMs,
+      pushMs,
+      incrementalMs,
+      webhookMs,
+      startHwm,
+      hwmReset,
+      hwm: mem.hwm,
+      rssEnd: mem.rss
+    }
+  } catch (error) {
+    process.stderr.write(`${tag} failed; the service's log ends with:\n${logTail(service.logPath)}\n`)
+    throw error
+  } finally {
+    await stopChild(service.child)
+    rmSync(dataDir, { recursive: true, force: true })
+    rmSync(source, { recursive: true, force: true })
+  }
+}
+
+// ---------------------------------------------------------------------------
+// report
+
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a")
+
+const table = (header: ReadonlyArray<string>, body: ReadonlyArray<ReadonlyArray<string>>, rightAlignFrom: number) => {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? "").length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    `| ${cells.map((c, i) => (i >= rightAlignFrom ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(" | ")} |`
+  const rule = `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i >= rightAlignFrom ? ":" : "-"}`).join("|")}|`
+  return [line(header), rule, ...body.map(line)].join("\n")
+}
+
+const report = (results: ReadonlyArray<SizeResult>, failures: ReadonlyArray<string>) => {
+  console.log("\nResults (times in ms; incremental and webhook: median of the runs, max in brackets)\n")
+  console.log(
+    table(
+      [
+        "files",
+        "pack MiB",
+        "git CLI",
+        "service initial",
+        "ratio",
+        "no-op sync",
+        "incr. sync",
+        "commit+push",
+        "webhook→visible",
+        "VmHWM MiB (start)"
+      ],
+      results.map((r) => [
+        r.files.toLocaleString("en-US"),
+        fmt(r.packMiB, 1),
+        fmt(r.reference.ms),
+        fmt(r.initialMs),
+        `${fmt(r.initialMs / r.reference.ms, 2)}x`,
+        fmt(r.noopMs),
+        `${fmt(median(r.incrementalMs))} [${fmt(Math.max(...r.incrementalMs))}]`,
+        fmt(median(r.pushMs)),
+        `${fmt(median(r.webhookMs))} [${fmt(Math.max(...r.webhookMs))}]`,
+        `${fmt(r.hwm)}${r.hwmReset ? "" : "*"} (${fmt(r.startHwm)})`
+      ]),
+      1
+    )
+  )
+
+  const verdicts: Array<string> = []
+  let pass = failures.length === 0
+  const verdict = (ok: boolean, text: string) => {
+    pass &&= ok
+    verdicts.push(`${ok ? "PASS" : "FAIL"}  ${text}`)
+  }
+  for (const r of results) {
+    const n = r.files.toLocaleString("en-US")
+    const ratio = r.initialMs / r.reference.ms
+    verdict(ratio <= TARGET_INITIAL_RATIO, `${n} files: initial sync ${fmt(r.initialMs)} ms is ${fmt(ratio, 2)}x the git CLI's ${fmt(r.reference.ms)} ms (target <= ${TARGET_INITIAL_RATIO}x)`)
+    const incr = median(r.incrementalMs)
+    verdict(incr < TARGET_INCREMENTAL_MS, `${n} files: incremental sync of 1 file ${fmt(incr)} ms median (target < ${TARGET_INCREMENTAL_MS} ms)`)
+    const hook = Math.max(...r.webhookMs)
+    verdict(hook < TARGET_WEBHOOK_MS, `${n} files: webhook to file visible ${fmt(hook)} ms worst of ${r.webhookMs.length} (target < ${TARGET_WEBHOOK_MS} ms)`)
+  }
+  const smallest = results[0]
+  const largest = results.at(-1)
+  if (smallest && largest && largest !== smallest) {
+    const growth = median(largest.incrementalMs) / median(smallest.incrementalMs)
+    verdict(
+      growth < TARGET_INCREMENTAL_GROWTH,
+      `incremental sync grows ${fmt(growth, 2)}x from ${smallest.files.toLocaleString("en-US")} to ${largest.files.toLocaleString("en-US")} files (target < ${TARGET_INCREMENTAL_GROWTH}x)`
+    )
+  }
+  for (const f of failures) verdicts.push(`FAIL  ${f}`)
+  console.log("\nTargets\n")
+  for (const v of verdicts) console.log(v)
+  console.log(
+    `\nNotes: one service process per size (node --import tsx src/main.ts, so VmHWM is the server's own high-water mark,` +
+      ` PGlite included when embedded; it is reset through /proc/<pid>/clear_refs once the service is ready, so the figure is the peak` +
+      ` of the syncs and the start's own peak, PGlite's initdb, is shown in brackets; * marks a mark that could not be reset); "initial" runs from PATCH /api/v1/sync (link, which queues a pull) until POST /api/v1/sync answers;` +
+      ` "git CLI" is clone --depth 1 --no-checkout + ls-tree -r + cat-file --batch of every blob over the same loopback git http-backend;` +
+      ` "incr. sync" is POST /api/v1/sync after an outside commit of one file was pushed (the commit + push itself is shown apart);` +
+      ` "no-op sync" is POST /api/v1/sync with nothing new; the webhook time runs from sending the signed webhook until GET /api/v1/files` +
+      ` shows the new content (polled every 10 ms). ${availableParallelism()} CPUs; the git server, the git CLI and this driver share them with the service.`
+  )
+  return pass
+}
+
+// ---------------------------------------------------------------------------
+
+const main = async () => {
+  const workDir = mkdtempSync(join(tmpdir(), "bench-sync-"))
+  tempDirs.add(workDir)
+  const adminKey = `bench_admin_${randomBytes(18).toString("hex")}`
+  const databaseUrl = process.env["DATABASE_URL"] || undefined
+  const started = Date.now()
+  console.log(
+    `Sync bench: ${SIZES.map((n) => n.toLocaleString("en-US")).join(", ")} files; database ${databaseUrl ? `PostgreSQL at ${redactUrl(databaseUrl)} (a fresh schema per size)` : "embedded PGlite"};` +
+      ` ${INCREMENTAL_RUNS} incremental and ${WEBHOOK_RUNS} webhook runs per size.`
+  )
+  if (CPU_PROF_DIR) console.log(`CPU profiles of the service go to ${CPU_PROF_DIR}`)
+
+  const server = await startGitServer()
+  cleanups.push(() => server.close())
+  const results: Array<SizeResult> = []
+  const failures: Array<string> = []
+  try {
+    for (const files of SIZES) {
+      try {
+        results.push(await benchSize(files, server, workDir, adminKey, databaseUrl))
+      } catch (error) {
+        failures.push(`${files.toLocaleString("en-US")} files: ${describe(error)}`)
+        console.log(`[${files.toLocaleString("en-US")} files] FAILED: ${describe(error)}`)
+      }
+    }
+  } finally {
+    await cleanupAll()
+  }
+  const pass = report(results, failures)
+  console.log(`\n${pass ? "All targets met" : "Some targets missed"}; run took ${((Date.now() - started) / 1000).toFixed(0)} s.`)
+  process.exitCode = pass ? 0 : 1
+}
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(`bench-sync failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+  await cleanupAll()
+  process.exit(1)
+})

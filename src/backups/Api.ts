@@ -1,0 +1,56 @@
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Authentication.js"
+import { LabRef } from "../common/Schemas.js"
+import { Envelope, ListEnvelope } from "../http/Envelope.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { Backup, BackupQuery, CreateBackup, RestoreBackup } from "./Backup.js"
+
+const ById = Schema.Struct({ id: Schema.String })
+const InLab = Schema.Struct({ labId: LabRef })
+
+export class BackupsApi extends HttpApiGroup.make("backups")
+  .add(HttpApiEndpoint.get("list", "/backups").setUrlParams(BackupQuery).addSuccess(ListEnvelope(Backup)))
+  .add(
+    HttpApiEndpoint.post("create", "/backups")
+      .setPayload(CreateBackup)
+      .addSuccess(Envelope(Backup).annotations({ description: "the backup, pending (or the one already in progress)" }), { status: 202 })
+      .addError(ConflictWire)
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/backups/:id")
+      .setPath(ById)
+      .setUrlParams(InLab)
+      .addSuccess(Envelope(Backup).annotations({ description: "extension: one backup (poll it for its status)" }))
+  )
+  .add(
+    HttpApiEndpoint.del("delete", "/backups/:id")
+      .setPath(ById)
+      .setUrlParams(InLab)
+      .addSuccess(Envelope(Backup).annotations({ description: "extension: the deleted backup" }))
+      .addError(ConflictWire)
+  )
+  .add(
+    HttpApiEndpoint.post("restore", "/backups/:id/restore")
+      .setPath(ById)
+      .setPayload(RestoreBackup)
+      .addSuccess(Envelope(Backup).annotations({ description: "extension: the backup, its restore pending (or in progress)" }), {
+        status: 202
+      })
+      .addError(ConflictWire)
+  )
+  .add(
+    HttpApiEndpoint.get("download", "/backups/:id/download")
+      .setPath(ById)
+      .setUrlParams(InLab)
+      .addSuccess(
+        HttpApiSchema.Uint8Array({ contentType: "application/gzip" }).annotations({
+          description: "extension: the archive, gzip'd NDJSON (see docs/backups.md)"
+        })
+      )
+      .addError(ConflictWire)
+  )
+  .addError(ForbiddenWire)
+  .addError(NotFoundWire)
+  .middleware(Authentication)
+  .prefix("/api/v1") {}

@@ -1,0 +1,180 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option, Schema } from "effect"
+import type { Cursor } from "../http/Pagination.js"
+import { type Backup, BackupStatus, RestoreStatus } from "./Backup.js"
+import type { Dump } from "./Archive.js"
+
+/** Every column but the archive, which only restore and download read. */
+const COLUMNS = `id, lab_id, status, size, sha256, tables, rows, error, created_by, created_at, started_at, completed_at,
+  restore_status, restore_requested_by, restore_requested_at, restore_completed_at, restore_rows, restore_error`
+
+const Row = Schema.Struct({
+  id: Schema.String,
+  labId: Schema.String,
+  status: BackupStatus,
+  size: Schema.NullOr(Schema.Number),
+  sha256: Schema.NullOr(Schema.String),
+  tables: Schema.Record({ key: Schema.String, value: Schema.Number }),
+  rows: Schema.Number,
+  error: Schema.NullOr(Schema.String),
+  createdBy: Schema.String,
+  createdAt: Schema.DateFromSelf,
+  startedAt: Schema.NullOr(Schema.DateFromSelf),
+  completedAt: Schema.NullOr(Schema.DateFromSelf),
+  restoreStatus: Schema.NullOr(RestoreStatus),
+  restoreRequestedBy: Schema.NullOr(Schema.String),
+  restoreRequestedAt: Schema.NullOr(Schema.DateFromSelf),
+  restoreCompletedAt: Schema.NullOr(Schema.DateFromSelf),
+  restoreRows: Schema.NullOr(Schema.Number),
+  restoreError: Schema.NullOr(Schema.String)
+})
+type Row = typeof Row.Type
+
+const toBackup = (row: Row): Backup => ({
+  id: row.id,
+  labId: row.labId,
+  status: row.status,
+  size: row.size,
+  sha256: row.sha256,
+  tables: row.tables,
+  rows: row.rows,
+  error: row.error,
+  createdBy: row.createdBy,
+  createdAt: row.createdAt,
+  startedAt: row.startedAt,
+  completedAt: row.completedAt,
+  restore:
+    row.restoreStatus === null
+      ? null
+      : {
+          status: row.restoreStatus,
+          requestedBy: row.restoreRequestedBy ?? "",
+          requestedAt: row.restoreRequestedAt ?? row.createdAt,
+          completedAt: row.restoreCompletedAt,
+          rows: row.restoreRows,
+          error: row.restoreError
+        }
+})
+
+const decodeRows = (rows: ReadonlyArray<unknown>) =>
+  Effect.map(Schema.decodeUnknown(Schema.Array(Row))(rows), (decoded) => decoded.map(toBackup))
+
+export interface BackupFilter {
+  readonly status: Option.Option<BackupStatus>
+  readonly from: Option.Option<Date>
+  readonly to: Option.Option<Date>
+}
+
+const Archived = Schema.Struct({ archive: Schema.Uint8ArrayFromSelf, sha256: Schema.String })
+const Chunk = Schema.Struct({ part: Schema.Uint8ArrayFromSelf })
+
+export class BackupsRepo extends Effect.Service<BackupsRepo>()("BackupsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const one = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (b) => Option.fromNullable(b[0]))
+
+    /** Serialises the backup and restore decisions of one lab (held until the transaction ends). */
+    const lock = (labId: string) => sql`SELECT pg_advisory_xact_lock(hashtext(${`backups:${labId}`}))`
+
+    const insert = (backup: Backup) =>
+      sql`INSERT INTO backups (id, lab_id, status, tables, rows, created_by, created_at)
+          VALUES (${backup.id}, ${backup.labId}, ${backup.status}, ${JSON.stringify(backup.tables)}, ${backup.rows},
+                  ${backup.createdBy}, ${backup.createdAt.toISOString()}::timestamptz)`
+
+    const find = (labId: string, id: string) =>
+      Effect.flatMap(sql`SELECT ${sql.literal(COLUMNS)} FROM backups WHERE lab_id = ${labId} AND id = ${id}`, one)
+
+    const list = (labId: string, filter: BackupFilter, cursor: Option.Option<Cursor>, limit: number) =>
+      Effect.flatMap(
+        sql`SELECT ${sql.literal(COLUMNS)} FROM backups
+            WHERE ${sql.and([
+              sql`lab_id = ${labId}`,
+              ...Option.toArray(Option.map(filter.status, (s) => sql`status = ${s}`)),
+              ...Option.toArray(Option.map(filter.from, (d) => sql`created_at >= ${d.toISOString()}::timestamptz`)),
+              ...Option.toArray(Option.map(filter.to, (d) => sql`created_at < ${d.toISOString()}::timestamptz`)),
+              Option.match(cursor, {
+                onNone: () => sql`TRUE`,
+                onSome: (c) => sql`(created_at, id) < (${c.createdAt.toISOString()}::timestamptz, ${c.id})`
+              })
+            ])}
+            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
+        decodeRows
+      )
+
+    /** The lab's backups with a backup or a restore in progress. */
+    const active = (labId: string) =>
+      Effect.flatMap(
+        sql`SELECT ${sql.literal(COLUMNS)} FROM backups WHERE lab_id = ${labId}
+            AND (status IN ('pending', 'running') OR restore_status IN ('pending', 'running'))`,
+        decodeRows
+      )
+
+    const update = (id: string, fields: Record<string, unknown>) =>
+      Effect.orDie(Effect.flatMap(sql`UPDATE backups SET ${sql.update(fields)} WHERE id = ${id} RETURNING ${sql.literal(COLUMNS)}`, one))
+
+    const archive = (id: string) =>
+      Effect.flatMap(
+        sql`SELECT archive, sha256 FROM backups WHERE id = ${id} AND archive IS NOT NULL`,
+        (rows) => Effect.map(Schema.decodeUnknown(Schema.Array(Archived))(rows), (r) => Option.fromNullable(r[0]))
+      )
+
+    /** Bytes [offset, offset + length) of the archive (substring is 1-based). */
+    const chunk = (id: string, offset: number, length: number) =>
+      Effect.flatMap(
+        sql`SELECT substring(archive FROM ${offset + 1}::int FOR ${length}::int) AS part FROM backups WHERE id = ${id}`,
+        (rows) => Effect.map(Schema.decodeUnknown(Schema.Array(Chunk))(rows), (r) => r[0]?.part ?? new Uint8Array())
+      )
+
+    const remove = (labId: string, id: string) => sql`DELETE FROM backups WHERE lab_id = ${labId} AND id = ${id}`
+
+    /** At start: work a stopped process left behind cannot finish any more. */
+    const failInterrupted = (at: Date) =>
+      Effect.all([
+        sql`UPDATE backups SET status = 'failed', error = 'interrupted: the service stopped before the backup finished',
+              completed_at = ${at.toISOString()}::timestamptz
+            WHERE status IN ('pending', 'running')`,
+        sql`UPDATE backups SET restore_status = 'failed', restore_error = 'interrupted: the service stopped before the restore finished',
+              restore_completed_at = ${at.toISOString()}::timestamptz
+            WHERE restore_status IN ('pending', 'running')`
+      ])
+
+    return {
+      lock: (labId: string) => Effect.orDie(lock(labId)),
+      insert: (backup: Backup) => Effect.orDie(insert(backup)),
+      find: (labId: string, id: string) => Effect.orDie(find(labId, id)),
+      list: (labId: string, filter: BackupFilter, cursor: Option.Option<Cursor>, limit: number) =>
+        Effect.orDie(list(labId, filter, cursor, limit)),
+      active: (labId: string) => Effect.orDie(active(labId)),
+      markRunning: (id: string, at: Date) => update(id, { status: "running", startedAt: at }),
+      complete: (id: string, dump: Dump, at: Date) =>
+        update(id, {
+          status: "completed",
+          archive: dump.archive,
+          size: dump.archive.byteLength,
+          sha256: dump.sha256,
+          tables: JSON.stringify(dump.tables),
+          rows: dump.rows,
+          completedAt: at
+        }),
+      fail: (id: string, error: string, at: Date) => update(id, { status: "failed", error, completedAt: at }),
+      requestRestore: (id: string, by: string, at: Date) =>
+        update(id, {
+          restoreStatus: "pending",
+          restoreRequestedBy: by,
+          restoreRequestedAt: at,
+          restoreCompletedAt: null,
+          restoreRows: null,
+          restoreError: null
+        }),
+      restoreRunning: (id: string) => update(id, { restoreStatus: "running" }),
+      restoreDone: (id: string, rows: number, at: Date) =>
+        update(id, { restoreStatus: "completed", restoreRows: rows, restoreCompletedAt: at }),
+      restoreFailed: (id: string, error: string, at: Date) =>
+        update(id, { restoreStatus: "failed", restoreError: error, restoreCompletedAt: at }),
+      archive: (id: string) => Effect.orDie(archive(id)),
+      chunk: (id: string, offset: number, length: number) => Effect.orDie(chunk(id, offset, length)),
+      remove: (labId: string, id: string) => Effect.orDie(remove(labId, id)),
+      failInterrupted: (at: Date) => Effect.orDie(failInterrupted(at))
+    }
+  })
+}) {}

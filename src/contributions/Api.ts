@@ -1,0 +1,27 @@
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { Authentication } from "../auth/Authentication.js"
+import { Envelope, ListEnvelope } from "../http/Envelope.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { Contribution, ContributionQuery, ContributorSummary, RecordContribution, SummaryQuery } from "./Contribution.js"
+
+export class ContributionsApi extends HttpApiGroup.make("contributions")
+  .add(
+    HttpApiEndpoint.get("list", "/contributions")
+      .setUrlParams(ContributionQuery)
+      .addSuccess(ListEnvelope(Contribution))
+  )
+  .add(
+    HttpApiEndpoint.post("record", "/contributions")
+      .setPayload(RecordContribution)
+      .addSuccess(Envelope(Contribution), { status: 201 })
+      .addError(ConflictWire)
+  )
+  .add(
+    HttpApiEndpoint.get("summary", "/contributions/summary")
+      .setUrlParams(SummaryQuery)
+      .addSuccess(ListEnvelope(ContributorSummary).annotations({ description: "extension: counts per contributor, most first" }))
+  )
+  .addError(ForbiddenWire)
+  .addError(NotFoundWire)
+  .middleware(Authentication)
+  .prefix("/api/v1") {}

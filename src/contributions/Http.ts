@@ -1,0 +1,72 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { Api } from "../Api.js"
+import { CurrentPrincipal } from "../auth/Principal.js"
+import { ok, okPage } from "../http/Envelope.js"
+import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { ValidationError } from "../http/Errors.js"
+import { Labs } from "../labs/Labs.js"
+import type { ContributorKind } from "./Contribution.js"
+import { Contributions } from "./Contributions.js"
+import type { ContributionFilter } from "./ContributionsRepo.js"
+
+const ListCursor = cursorFromString(Cursor)
+const SummaryCursor = cursorFromString(Schema.Struct({ count: Schema.Number, contributor: Schema.String }))
+const encodeListCursor = Schema.encodeSync(ListCursor)
+const encodeSummaryCursor = Schema.encodeSync(SummaryCursor)
+
+interface FilterParams {
+  readonly contributor?: string | undefined
+  readonly contributorKind?: ContributorKind | undefined
+  readonly kind?: string | undefined
+  readonly ref?: string | undefined
+  readonly from?: Date | undefined
+  readonly to?: Date | undefined
+}
+
+const checkRange = (from: Date | undefined, to: Date | undefined) =>
+  from !== undefined && to !== undefined && from.getTime() > to.getTime()
+    ? Effect.fail(new ValidationError({ message: "from: must not be after to" }))
+    : Effect.void
+
+const filterOf = (params: FilterParams): ContributionFilter => ({
+  contributor: Option.fromNullable(params.contributor),
+  contributorKind: Option.fromNullable(params.contributorKind),
+  kind: Option.fromNullable(params.kind),
+  ref: Option.fromNullable(params.ref),
+  from: Option.fromNullable(params.from),
+  to: Option.fromNullable(params.to)
+})
+
+export const ContributionsHttp = HttpApiBuilder.group(Api, "contributions", (handlers) =>
+  Effect.gen(function* () {
+    const labs = yield* Labs
+    const contributions = yield* Contributions
+    return handlers
+      .handle("list", ({ urlParams: { labId, limit, cursor, ...filters } }) =>
+        Effect.gen(function* () {
+          const lab = yield* labs.access(labId, "read")
+          yield* checkRange(filters.from, filters.to)
+          const query = yield* pageQueryWith(Schema.decodeUnknownEither(ListCursor), { limit, cursor })
+          const result = yield* contributions.list(lab.id, filterOf(filters), query.cursor, query.limit)
+          return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeListCursor)) })
+        })
+      )
+      .handle("summary", ({ urlParams: { labId, limit, cursor, ...filters } }) =>
+        Effect.gen(function* () {
+          const lab = yield* labs.access(labId, "read")
+          yield* checkRange(filters.from, filters.to)
+          const query = yield* pageQueryWith(Schema.decodeUnknownEither(SummaryCursor), { limit, cursor })
+          const result = yield* contributions.summary(lab.id, filterOf(filters), query.cursor, query.limit)
+          return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeSummaryCursor)) })
+        })
+      )
+      .handle("record", ({ payload: { labId, ...input } }) =>
+        Effect.gen(function* () {
+          const lab = yield* labs.access(labId, "write")
+          const principal = yield* CurrentPrincipal
+          return yield* Effect.flatMap(contributions.record(lab.id, principal, input), ok)
+        })
+      )
+  })
+)

@@ -1,0 +1,21 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Authentication } from "../auth/Authentication.js"
+import { Envelope } from "../http/Envelope.js"
+import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { CostQuery, CostReport } from "./Cost.js"
+
+/** Catalog: GET /costs. */
+export class CostsApi extends HttpApiGroup.make("costs")
+  .add(
+    HttpApiEndpoint.get("report", "/costs")
+      .setUrlParams(CostQuery)
+      .addSuccess(Envelope(CostReport))
+      .annotate(
+        OpenApi.Summary,
+        "The lab's costs by UTC day, currency and category: pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted."
+      )
+  )
+  .addError(ForbiddenWire)
+  .addError(NotFoundWire)
+  .middleware(Authentication)
+  .prefix("/api/v1") {}

@@ -1,0 +1,143 @@
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { Authentication } from "../auth/Authentication.js"
+import { LabRef } from "../common/Schemas.js"
+import { CostTotal } from "../costs/Money.js"
+import { Envelope, ListEnvelope, ListMeta } from "../http/Envelope.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { PageParams } from "../http/Pagination.js"
+import {
+  CostListParams,
+  CreateExperiment,
+  CreateExperimentCost,
+  CreateTemplate,
+  Experiment,
+  ExperimentAction,
+  ExperimentCost,
+  ExperimentListParams,
+  LogMetrics,
+  MetricKey,
+  MetricPoint,
+  Queue,
+  QueueRequest,
+  Template,
+  UpdateExperiment
+} from "./Experiment.js"
+
+const ExperimentPath = Schema.Struct({ id: Schema.String })
+const LabQuery = Schema.Struct({ labId: LabRef })
+
+/** A page of cost records; `meta.totals` sums every record the filters select, not only this page. */
+export const CostPage = Schema.Struct({
+  data: Schema.Array(ExperimentCost),
+  meta: Schema.Struct({
+    ...ListMeta.fields,
+    totals: Schema.Array(CostTotal).annotations({ description: "per currency, by category, over all pages" })
+  })
+}).annotations({ identifier: "ExperimentCostPage" })
+
+const action = <N extends string>(name: N, verb: string, summary: string) =>
+  HttpApiEndpoint.post(name, `/experiments/:id/${verb}`)
+    .setPath(ExperimentPath)
+    .setPayload(ExperimentAction)
+    .addSuccess(Envelope(Experiment))
+    .annotate(OpenApi.Summary, summary)
+
+/**
+ * Catalog: GET/POST /experiments, /experiments/templates, /experiments/queues,
+ * /experiments/costs. Extensions: GET/PATCH /experiments/{id}, POST
+ * /experiments/{id}/cancel|complete|fail, GET/POST /experiments/{id}/metrics.
+ */
+export class ExperimentsApi extends HttpApiGroup.make("experiments")
+  .add(
+    HttpApiEndpoint.get("list", "/experiments")
+      .setUrlParams(Schema.Struct({ ...ExperimentListParams.fields, ...PageParams }))
+      .addSuccess(ListEnvelope(Experiment))
+      .annotate(OpenApi.Summary, "The lab's experiments, newest first")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/experiments")
+      .setPayload(CreateExperiment)
+      .addSuccess(Envelope(Experiment), { status: 201 })
+      .annotate(OpenApi.Summary, "Create a draft experiment, from scratch or from a template (templateId)")
+  )
+  // the static paths first in the document; the router prefers them over /experiments/{id} anyway
+  .add(
+    HttpApiEndpoint.get("listTemplates", "/experiments/templates")
+      .setUrlParams(Schema.Struct({ labId: LabRef, ...PageParams }))
+      .addSuccess(ListEnvelope(Template))
+      .annotate(OpenApi.Summary, "The lab's experiment templates, newest first")
+  )
+  .add(
+    HttpApiEndpoint.post("createTemplate", "/experiments/templates")
+      .setPayload(CreateTemplate)
+      .addSuccess(Envelope(Template), { status: 201 })
+      .annotate(OpenApi.Summary, "Create a template: name, description, paramsSchema, defaults")
+  )
+  .add(
+    HttpApiEndpoint.get("listQueues", "/experiments/queues")
+      .setUrlParams(Schema.Struct({ labId: LabRef, ...PageParams }))
+      .addSuccess(ListEnvelope(Queue))
+      .annotate(OpenApi.Summary, "The lab's queues with their length and waiting time, newest first")
+  )
+  .add(
+    HttpApiEndpoint.post("queue", "/experiments/queues")
+      .setPayload(QueueRequest)
+      .addSuccess(Envelope(Queue).annotations({ description: "{labId, name}: the queue was created" }), { status: 201 })
+      .addSuccess(Envelope(Experiment).annotations({ description: "{labId, queueId, experimentId}: the experiment is queued" }), {
+        status: 202
+      })
+      .annotate(OpenApi.Summary, "Create a queue ({labId, name}) or enqueue a draft experiment ({labId, queueId, experimentId})")
+  )
+  .add(
+    HttpApiEndpoint.get("listCosts", "/experiments/costs")
+      .setUrlParams(Schema.Struct({ ...CostListParams.fields, ...PageParams }))
+      .addSuccess(CostPage)
+      .annotate(OpenApi.Summary, "Cost records, newest first, with their totals in meta.totals")
+  )
+  .add(
+    HttpApiEndpoint.post("createCost", "/experiments/costs")
+      .setPayload(CreateExperimentCost)
+      .addSuccess(Envelope(ExperimentCost), { status: 201 })
+      .annotate(OpenApi.Summary, "Record a cost of an experiment")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/experiments/:id")
+      .setPath(ExperimentPath)
+      .setUrlParams(LabQuery)
+      .addSuccess(Envelope(Experiment))
+      .annotate(OpenApi.Summary, "One experiment (extension)")
+  )
+  .add(
+    HttpApiEndpoint.patch("update", "/experiments/:id")
+      .setPath(ExperimentPath)
+      .setPayload(UpdateExperiment)
+      .addSuccess(Envelope(Experiment))
+      .annotate(OpenApi.Summary, "Change name, description, hypothesis, projectId, or params until it runs (extension)")
+  )
+  .add(action("cancel", "cancel", "draft, queued or running → cancelled (extension)"))
+  .add(action("complete", "complete", "running → completed (extension)"))
+  .add(action("fail", "fail", "running → failed (extension)"))
+  .add(
+    HttpApiEndpoint.post("logMetrics", "/experiments/:id/metrics")
+      .setPath(ExperimentPath)
+      .setPayload(LogMetrics)
+      .addSuccess(Envelope(Schema.Array(MetricPoint)), { status: 201 })
+      .annotate(OpenApi.Summary, "Append metric points to a running experiment (extension)")
+  )
+  .add(
+    HttpApiEndpoint.get("listMetrics", "/experiments/:id/metrics")
+      .setPath(ExperimentPath)
+      .setUrlParams(Schema.Struct({ labId: LabRef, key: Schema.optional(MetricKey), ...PageParams }))
+      .addSuccess(ListEnvelope(MetricPoint))
+      .annotate(OpenApi.Summary, "Metric points in the order they were appended, optionally of one key (extension)")
+  )
+  .addError(ForbiddenWire)
+  .addError(NotFoundWire)
+  .addError(ConflictWire)
+  .middleware(Authentication)
+  .prefix("/api/v1")
+  .annotate(
+    OpenApi.Description,
+    "Experiments (draft → queued → running → completed | failed | cancelled), templates, FIFO queues run on the lab's pods, metrics and cost records."
+  ) {}

@@ -1,0 +1,65 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Option } from "effect"
+import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { Agents } from "../agents/Agents.js"
+import { newId } from "../common/Ids.js"
+import { NotFound } from "../http/Errors.js"
+import type { CreateMemory, MemoryEntry } from "./Memory.js"
+import { type MemoryFilter, MemoryRepo } from "./MemoryRepo.js"
+
+const preview = (content: string) => {
+  const line = content.trim().split("\n")[0] ?? ""
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line
+}
+
+/** Agents' memory entries: recorded by an agent of the lab (which becomes active at that moment), immutable, deletable. */
+export class Memories extends Effect.Service<Memories>()("Memories", {
+  dependencies: [MemoryRepo.Default, Agents.Default, ActivityRepo.Default],
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const repo = yield* MemoryRepo
+    const agents = yield* Agents
+    const activity = yield* ActivityRepo
+
+    const notFound = (id: string) => new NotFound({ message: `no memory entry ${id} in this lab` })
+
+    const get = (labId: string, id: string) =>
+      Effect.flatMap(repo.find(labId, id), Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed }))
+
+    const create = (labId: string, input: Omit<CreateMemory, "labId">, actor: string) =>
+      Effect.gen(function* () {
+        const agent = yield* agents.requireAgent(labId, input.agentId)
+        const entry: MemoryEntry = { id: newId("mem"), labId, ...input, createdAt: new Date() }
+        yield* repo.insert(entry)
+        yield* agents.touch(labId, agent.id, entry.createdAt)
+        yield* activity.record({
+          labId,
+          kind: "memory.created",
+          ref: entry.id,
+          actor,
+          message: `${agent.name} remembered (${entry.kind}): ${preview(entry.content)}`,
+          data: { agentId: agent.id, kind: entry.kind, importance: entry.importance }
+        })
+        return entry
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+    const remove = (labId: string, id: string, actor: string) =>
+      Effect.gen(function* () {
+        const deleted = yield* Effect.flatMap(
+          repo.delete(labId, id),
+          Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed })
+        )
+        yield* activity.record({
+          labId,
+          kind: "memory.deleted",
+          ref: id,
+          actor,
+          message: `Deleted a memory entry of agent ${deleted.agentId}`,
+          data: { entryOf: deleted.agentId, kind: deleted.kind }
+        })
+        return deleted
+      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+    return { list: (labId: string, filter: MemoryFilter) => repo.list(labId, filter), get, create, remove }
+  })
+}) {}

@@ -1,0 +1,114 @@
+import { SqlClient, SqlSchema } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect, Option, Schema } from "effect"
+import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
+import { Project, ProjectItem, type ProjectStatus } from "./Project.js"
+import type { RefKind } from "./References.js"
+
+const Row = Schema.typeSchema(Project)
+const ItemRow = Schema.typeSchema(ProjectItem)
+const Key = Schema.Struct({ labId: Schema.String, id: Schema.String })
+
+export interface ProjectFilter extends PageQuery {
+  readonly status?: ProjectStatus | undefined
+  readonly ref?: string | undefined
+  readonly from?: Date | undefined
+  readonly to?: Date | undefined
+}
+
+export class ProjectsRepo extends Effect.Service<ProjectsRepo>()("ProjectsRepo", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const when = <A>(value: A | undefined, f: (a: A) => Fragment): Fragment => (value === undefined ? sql`TRUE` : f(value))
+    const select = sql`SELECT p.*, (SELECT count(*)::int FROM project_items i WHERE i.project_id = p.id) AS item_count FROM projects p`
+
+    const list = (labId: string, filter: ProjectFilter) =>
+      Effect.gen(function* () {
+        const rows = yield* sql`
+          ${select}
+          WHERE p.lab_id = ${labId}
+            AND ${when(filter.status, (s) => sql`p.status = ${s}`)}
+            AND ${when(filter.ref, (r) => sql`EXISTS (SELECT 1 FROM project_items i WHERE i.project_id = p.id AND i.ref = ${r})`)}
+            AND ${when(filter.from, (d) => sql`p.created_at >= ${d}`)}
+            AND ${when(filter.to, (d) => sql`p.created_at < ${d}`)}
+            AND ${keyset(sql, filter.cursor, "p")}
+          ORDER BY p.created_at DESC, p.id DESC
+          LIMIT ${filter.limit + 1}`
+        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), filter.limit)
+      })
+
+    const find = SqlSchema.findOne({
+      Request: Key,
+      Result: Row,
+      execute: ({ labId, id }) => sql`${select} WHERE p.id = ${id} AND p.lab_id = ${labId}`
+    })
+
+    const lock = SqlSchema.findOne({
+      Request: Key,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ labId, id }) => sql`SELECT id FROM projects WHERE id = ${id} AND lab_id = ${labId} FOR UPDATE`
+    })
+
+    const findByName = SqlSchema.findOne({
+      Request: Schema.Struct({ labId: Schema.String, name: Schema.String }),
+      Result: Schema.Struct({ id: Schema.String, name: Schema.String }),
+      execute: ({ labId, name }) => sql`SELECT id, name FROM projects WHERE lab_id = ${labId} AND lower(name) = lower(${name})`
+    })
+
+    const items = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: ItemRow,
+      execute: (projectId) => sql`SELECT * FROM project_items WHERE project_id = ${projectId} ORDER BY created_at, id`
+    })
+
+    const findItem = SqlSchema.findOne({
+      Request: Schema.Struct({ projectId: Schema.String, kind: Schema.String, ref: Schema.String }),
+      Result: ItemRow,
+      execute: ({ projectId, kind, ref }) =>
+        sql`SELECT * FROM project_items WHERE project_id = ${projectId} AND kind = ${kind} AND ref = ${ref}`
+    })
+
+    const deleteItem = SqlSchema.findOne({
+      Request: Schema.Struct({ projectId: Schema.String, id: Schema.String }),
+      Result: ItemRow,
+      execute: ({ projectId, id }) => sql`DELETE FROM project_items WHERE project_id = ${projectId} AND id = ${id} RETURNING *`
+    })
+
+    const deleteOne = SqlSchema.findOne({
+      Request: Key,
+      Result: Schema.Struct({ id: Schema.String }),
+      execute: ({ labId, id }) => sql`DELETE FROM projects WHERE id = ${id} AND lab_id = ${labId} RETURNING id`
+    })
+
+    return {
+      list: (labId: string, filter: ProjectFilter) => Effect.orDie(list(labId, filter)),
+      find: (labId: string, id: string): Effect.Effect<Option.Option<Project>> => Effect.orDie(find({ labId, id })),
+      /** Inside a transaction: lock the project row, then read it. */
+      findForUpdate: (labId: string, id: string): Effect.Effect<Option.Option<Project>> =>
+        Effect.orDie(Effect.flatMap(lock({ labId, id }), (locked) => (Option.isNone(locked) ? Effect.succeedNone : find({ labId, id })))),
+      findByName: (labId: string, name: string) => Effect.orDie(findByName({ labId, name })),
+      items: (projectId: string): Effect.Effect<ReadonlyArray<ProjectItem>> => Effect.orDie(items(projectId)),
+      findItem: (projectId: string, kind: RefKind, ref: string): Effect.Effect<Option.Option<ProjectItem>> =>
+        Effect.orDie(findItem({ projectId, kind, ref })),
+      /** Fails with the SqlError of a unique violation when the name is taken. */
+      insert: (project: Project) => {
+        const { itemCount: _, ...row } = project
+        return sql`INSERT INTO projects ${sql.insert(row)}`
+      },
+      /** Fails with the SqlError of a unique violation when the new name is taken. */
+      update: (project: Project) =>
+        sql`UPDATE projects SET ${sql.update({
+          name: project.name,
+          description: project.description,
+          status: project.status,
+          updatedAt: project.updatedAt
+        })} WHERE id = ${project.id} AND lab_id = ${project.labId}`,
+      touch: (projectId: string, at: Date) => Effect.orDie(sql`UPDATE projects SET updated_at = ${at} WHERE id = ${projectId}`),
+      /** Fails with the SqlError of a unique violation when the item is there already. */
+      insertItem: (item: ProjectItem) => sql`INSERT INTO project_items ${sql.insert(item)}`,
+      deleteItem: (projectId: string, id: string): Effect.Effect<Option.Option<ProjectItem>> =>
+        Effect.orDie(deleteItem({ projectId, id })),
+      delete: (labId: string, id: string) => Effect.orDie(deleteOne({ labId, id }))
+    }
+  })
+}) {}

@@ -1,0 +1,50 @@
+import { Effect, Option } from "effect"
+import type { SearchResult } from "./SearchResult.js"
+import { type Row, type SearchCursor, SearchRepo, START, STOP } from "./SearchRepo.js"
+import type { SearchKind } from "./Sql.js"
+
+const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
+
+/** The headline as safe HTML: the text escaped, the matches in <mark>. */
+export const snippetHtml = (headline: string): string =>
+  headline
+    .replace(/[&<>"']/g, (c) => ESCAPES[c] ?? c)
+    .replaceAll(START, "<mark>")
+    .replaceAll(STOP, "</mark>")
+
+const toResult = (row: Row): SearchResult => ({
+  kind: row.kind,
+  ref: row.ref,
+  title: row.title,
+  snippet: snippetHtml(row.snippet.trim()),
+  rank: row.rank
+})
+
+export class Search extends Effect.Service<Search>()("Search", {
+  dependencies: [SearchRepo.Default],
+  effect: Effect.gen(function* () {
+    const repo = yield* SearchRepo
+
+    /** Ranked matches, best first, paged on (rank, kind, ref). */
+    const search = (
+      labId: string,
+      q: string,
+      kinds: Option.Option<ReadonlyArray<SearchKind>>,
+      cursor: Option.Option<SearchCursor>,
+      limit: number
+    ) =>
+      Effect.map(repo.search(labId, q, kinds, cursor, limit), (rows) => {
+        const items = rows.slice(0, limit).map(toResult)
+        const last = items.at(-1)
+        return {
+          items,
+          next:
+            rows.length > limit && last
+              ? Option.some<SearchCursor>({ rank: last.rank, kind: last.kind, ref: last.ref })
+              : Option.none<SearchCursor>()
+        }
+      })
+
+    return { search }
+  })
+}) {}

@@ -1,0 +1,57 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect, Option, Schema } from "effect"
+import { Api } from "../Api.js"
+import { CurrentPrincipal } from "../auth/Principal.js"
+import { ok, okPage } from "../http/Envelope.js"
+import { ValidationError } from "../http/Errors.js"
+import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { Labs } from "../labs/Labs.js"
+import { Telemetry } from "./Telemetry.js"
+import type { TelemetryFilter } from "./TelemetryRepo.js"
+
+/** Raw events page on (timestamp, id); aggregates on (bucket, name). */
+const EventCursor = cursorFromString(Cursor)
+const AggregateCursor = cursorFromString(Schema.Struct({ bucket: Schema.NullOr(Schema.Date), name: Schema.String }))
+const encodeEventCursor = Schema.encodeSync(EventCursor)
+const encodeAggregateCursor = Schema.encodeSync(AggregateCursor)
+
+/** `from` after `to` is a mistake, not an empty answer. */
+const checkRange = (from: Date | undefined, to: Date | undefined) =>
+  from !== undefined && to !== undefined && from.getTime() > to.getTime()
+    ? Effect.fail(new ValidationError({ message: "from: must not be after to" }))
+    : Effect.void
+
+export const TelemetryHttp = HttpApiBuilder.group(Api, "telemetry", (handlers) =>
+  Effect.gen(function* () {
+    const labs = yield* Labs
+    const telemetry = yield* Telemetry
+    return handlers
+      .handle("query", ({ urlParams: { labId, name, from, to, aggregate = "none", bucket, ...page } }) =>
+        Effect.gen(function* () {
+          const lab = yield* labs.access(labId, "read")
+          yield* checkRange(from, to)
+          const filter: TelemetryFilter = {
+            name: Option.fromNullable(name),
+            from: Option.fromNullable(from),
+            to: Option.fromNullable(to)
+          }
+          if (aggregate === "none") {
+            if (bucket !== undefined) return yield* new ValidationError({ message: "bucket: needs an aggregate (avg, sum, min, max or count)" })
+            const query = yield* pageQueryWith(Schema.decodeUnknownEither(EventCursor), page)
+            const result = yield* telemetry.events(lab.id, filter, query.cursor, query.limit)
+            return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeEventCursor)) })
+          }
+          const query = yield* pageQueryWith(Schema.decodeUnknownEither(AggregateCursor), page)
+          const result = yield* telemetry.aggregates(lab.id, filter, aggregate, Option.fromNullable(bucket), query.cursor, query.limit)
+          return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeAggregateCursor)) })
+        })
+      )
+      .handle("ingest", ({ payload: { labId, events } }) =>
+        Effect.gen(function* () {
+          const lab = yield* labs.access(labId, "write")
+          const principal = yield* CurrentPrincipal
+          return yield* Effect.flatMap(telemetry.ingest(lab.id, principal.id, events), ok)
+        })
+      )
+  })
+)
