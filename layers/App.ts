@@ -60,11 +60,12 @@ export const environment = (settings: AppSettings) => {
 export const server = (settings: AppSettings) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(ApiLive),
-    Layer.provideMerge(environment(settings)),
     Layer.provideMerge(
       NodeHttpServer.layer(() => createServer({ IncomingMessage: LimitedIncomingMessage }), {
         port: settings.port,
         host: settings.host
       })
-    )
+    ),
+    // the database is open and migrated before the port opens: no request waits on start-up
+    Layer.provideMerge(environment(settings))
   )

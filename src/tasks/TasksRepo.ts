@@ -4,6 +4,7 @@ import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
 import { Task, TaskStatus } from "./Task.js"
 
 const Row = Schema.typeSchema(Task)
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
 export interface TaskFilter extends PageQuery {
   readonly status: Option.Option<typeof TaskStatus.Type>
@@ -22,7 +23,7 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("TasksRepo", {
             AND ${keyset(sql, filter.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), filter.limit)
+        return pageOf(yield* decodeRows(rows), filter.limit)
       })
 
     const deleteOne = SqlSchema.findOne({
