@@ -164,19 +164,7 @@ export class Chats extends Effect.Service<Chats>()("Chats", {
                 chatId: id,
                 as: "task",
                 promotedAt: now,
-                entry: yield* tasks.create(labId, { title, description: chat.outcome, status: "todo" }).pipe(
-                  // Tasks.create records no activity of its own (the foundation's tasks predate the feed's rule)
-                  Effect.tap((task) =>
-                    activity.record({
-                      labId,
-                      kind: "task.created",
-                      ref: task.id,
-                      actor,
-                      message: `Created task ${task.title}`,
-                      data: { title: task.title, status: task.status, chatId: id }
-                    })
-                  )
-                )
+                entry: yield* tasks.create(labId, { title, description: chat.outcome, status: "todo" }, actor, { chatId: id })
               }
         yield* repo.update({ ...chat, promotion: { as: input.as, ref: result.entry.id, at: now }, updatedAt: now })
         yield* activity.record({

@@ -1,6 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
+import { CurrentPrincipal } from "../auth/Principal.js"
 import { ok, okPage } from "../http/Envelope.js"
 import { pageQuery } from "../http/Pagination.js"
 import { Labs } from "../labs/Labs.js"
@@ -18,14 +19,14 @@ export const TasksHttp = HttpApiBuilder.group(Api, "tasks", (handlers) =>
         )
       )
       .handle("create", ({ payload: { labId, ...input } }) =>
-        labs.access(labId, "write").pipe(
-          Effect.flatMap((lab) => tasks.create(lab.id, input)),
+        Effect.all([labs.access(labId, "write"), CurrentPrincipal]).pipe(
+          Effect.flatMap(([lab, principal]) => tasks.create(lab.id, input, principal.id)),
           Effect.flatMap(ok)
         )
       )
       .handle("delete", ({ path, urlParams }) =>
-        labs.access(urlParams.labId, "write").pipe(
-          Effect.flatMap((lab) => tasks.remove(lab.id, path.taskId)),
+        Effect.all([labs.access(urlParams.labId, "write"), CurrentPrincipal]).pipe(
+          Effect.flatMap(([lab, principal]) => tasks.remove(lab.id, path.taskId, principal.id)),
           Effect.flatMap(ok)
         )
       )
