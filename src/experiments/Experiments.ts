@@ -120,7 +120,9 @@ export class Experiments extends Effect.Service<Experiments>()("Experiments", {
             const current = yield* lockedExperiment(labId, id)
             if (input.params !== undefined) {
               if (current.status !== "draft" && current.status !== "queued") {
-                return yield* new Conflict({ message: `experiment ${id} is ${current.status}: its params are frozen once it runs` })
+                return yield* new Conflict({
+                  message: `experiment ${id} is ${current.status}: params are frozen once it runs (they change only while draft or queued)`
+                })
               }
               const template = current.templateId === null ? Option.none<Template>() : yield* templates.find(labId, current.templateId)
               yield* checkParams(template, input.params)

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option, Schedule, Stream } from "effect"
+import { Duration, Effect, Option, Stream } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -13,6 +13,9 @@ import { type PodFilter, PodsRepo } from "./PodsRepo.js"
 const SYSTEM = "pod-provider"
 
 const ACTIVE: ReadonlyArray<PodStatus> = ["starting", "running", "stopping"]
+
+/** How often running pods are marked as seen (a crash is billed up to the last mark). */
+const HEARTBEAT = Duration.seconds(30)
 
 const providerPod = (pod: Pod): ProviderPod => ({
   id: pod.id,
@@ -374,13 +377,19 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
         : Effect.void
     )
 
-    yield* background("recover", "*", recover)
-    // the last time each running pod was seen, so a crash does not bill the downtime
+    // Record the last time each running pod was seen, so a crash does not bill the downtime.
+    // Only after recovery has read the previous run's marks, and only after the first interval.
+    const heartbeat = Effect.forever(
+      Effect.zipRight(
+        Effect.sleep(HEARTBEAT),
+        Effect.suspend(() => repo.touchRunning(new Date()))
+      )
+    ).pipe(Effect.catchAllCause((cause) => Effect.logError("pod heartbeat failed", cause)))
     yield* Effect.forkScoped(
-      Effect.repeat(
-        Effect.suspend(() => repo.touchRunning(new Date())),
-        Schedule.spaced("30 seconds")
-      ).pipe(Effect.catchAllCause((cause) => Effect.logError("pod heartbeat failed", cause)))
+      Effect.zipRight(
+        recover.pipe(Effect.catchAllCause((cause) => Effect.logError("recovering pods at start failed", cause))),
+        heartbeat
+      )
     )
 
     return {

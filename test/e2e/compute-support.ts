@@ -3,7 +3,7 @@
  * with two labs and keys of each kind, JSON calls, the activity feed, polling,
  * and OS process checks for pods run as local processes.
  */
-import { Schema } from "effect"
+import { Redacted, Schema } from "effect"
 import { expect } from "vitest"
 import { Activity } from "../../src/activity/Activity.js"
 import { CreatedApiKey } from "../../src/auth/ApiKey.js"
@@ -41,8 +41,17 @@ export interface Fixture {
   readonly close: () => Promise<void>
 }
 
+/**
+ * A fresh server with labs `<prefix>-lab` and `<prefix>-other`. On in-memory
+ * PGlite by default; with COMPUTE_E2E_DATABASE_URL (a throw-away PostgreSQL
+ * database) on PostgreSQL. Lab slugs differ per file, so files can share it once.
+ */
 export const startFixture = async (prefix: string, overrides: Partial<App.AppSettings> = {}): Promise<Fixture> => {
-  const server = await startTestServer(overrides)
+  const postgres = process.env["COMPUTE_E2E_DATABASE_URL"]
+  const server = await startTestServer({
+    ...(postgres ? { database: { kind: "postgresql" as const, url: Redacted.make(postgres) } } : {}),
+    ...overrides
+  })
   const admin = server.adminKey
   const createLab = async (slug: string) =>
     data(await server.request("POST", "/api/v1/labs", { token: admin, json: { slug, name: `Lab ${slug}`, plan: "team" } }), Lab, 201)

@@ -51,12 +51,24 @@ const ownLab = async (slug: string) => {
     Lab,
     201
   )
-  const key = await data(
+  const created = await data(
     await fx.server.request("POST", "/api/v1/auth/keys", { token: fx.admin, json: { name: slug, scopes: [`lab:${slug}:rw`] } }),
     CreatedApiKey,
     201
   )
-  return { lab, key: key.key }
+  const key = created.key
+  const own: Fixture = {
+    ...fx,
+    lab,
+    writer: key,
+    writerId: created.id,
+    get: (path, params, token = key) => fx.get(path, params, token),
+    del: (path, params, token = key) => fx.del(path, params, token),
+    post: (path, body, token = key) => fx.post(path, body, token),
+    patch: (path, body, token = key) => fx.patch(path, body, token),
+    activity: (labId = lab.id) => fx.activity(labId)
+  }
+  return { lab, key, own }
 }
 
 const createExperiment = async (body: Body, labId = fx.lab.id, token = fx.writer) =>
@@ -435,7 +447,7 @@ describe("experiment costs: GET/POST /api/v1/experiments/costs", () => {
 
 describe("a day in the lab: two experiments queued and run in order on a local pod", () => {
   it("runs them FIFO, records metrics and costs, and /costs shows pod uptime and the cost records", async () => {
-    const { lab, key } = await ownLab("exps-day")
+    const { lab, key, own } = await ownLab("exps-day")
     const labId = lab.id
     const post = (path: string, body: Body) => fx.post(path, { labId, ...body }, key)
 
@@ -457,17 +469,17 @@ describe("a day in the lab: two experiments queued and run in order on a local p
     await data(await post(QUEUES, { queueId: queue.id, experimentId: first.id }), Experiment, 202)
     await data(await post(QUEUES, { queueId: queue.id, experimentId: second.id }), Experiment, 202)
     await sleep(200)
-    expect((await getExperiment(fx, first.id, labId)).status).toBe("queued")
+    expect((await getExperiment(own, first.id, labId)).status).toBe("queued")
 
     // a pod at 3600 USD/h (1 USD a second) starts: the first experiment starts on it
     const pod = await data(await post("/api/v1/pods", { name: "a100", gpu: "A100", costPerHour: 3600 }), Pod, 201)
     await data(await fx.post(`/api/v1/pods/${pod.id}/start`, { labId }, key), Pod, 202)
-    const running = await waitForPod(fx, pod.id, "running", labId)
+    const running = await waitForPod(own, pod.id, "running", labId)
     expect(processExists(pidOf(running))).toBe(true)
-    const one = await waitFor("the first to start", () => getExperiment(fx, first.id, labId), (e) => e.status === "running")
+    const one = await waitFor("the first to start", () => getExperiment(own, first.id, labId), (e) => e.status === "running")
     expect(one).toMatchObject({ podId: pod.id, queueId: queue.id })
     expect(one.startedAt).not.toBeNull()
-    expect((await getExperiment(fx, second.id, labId)).status).toBe("queued")
+    expect((await getExperiment(own, second.id, labId)).status).toBe("queued")
     const q = (await page(await fx.get(QUEUES, { labId }, key), Queue)).data[0]
     expect(q).toMatchObject({ id: queue.id, length: 1, running: 1, nextExperimentId: second.id })
 
@@ -504,9 +516,7 @@ describe("a day in the lab: two experiments queued and run in order on a local p
     await sleep(300)
     const done = await data(await act(first.id, "complete", { reason: "converged" }, labId, key), Experiment)
     expect(done).toMatchObject({ status: "completed", statusMessage: "converged", podId: pod.id })
-    const two = await waitForExperiment(fx, second.id, (e) => e.status === "running", "to start").catch(async () =>
-      getExperiment(fx, second.id, labId)
-    )
+    const two = await waitForExperiment(own, second.id, (e) => e.status === "running", "to start")
     expect(two).toMatchObject({ status: "running", podId: pod.id })
     expect(two.startedAt?.getTime()).toBeGreaterThanOrEqual(done.finishedAt?.getTime() ?? Infinity)
     await data(await logMetrics(second.id, [{ key: "loss", value: 0.4, step: 1 }], labId, key), Schema.Array(MetricPoint), 201)
@@ -516,7 +526,7 @@ describe("a day in the lab: two experiments queued and run in order on a local p
     expect(secondDone.status).toBe("completed")
 
     // the run time on the pod became a compute cost of each experiment
-    const firstFinal = await getExperiment(fx, first.id, labId)
+    const firstFinal = await getExperiment(own, first.id, labId)
     const firstRun = ((firstFinal.finishedAt?.getTime() ?? 0) - (firstFinal.startedAt?.getTime() ?? 0)) / 1000
     expect(firstFinal.cost["USD"]).toBeCloseTo(0.25 + firstRun, 1)
     const records = await costPage(await fx.get(COSTS, { labId, experimentId: first.id }, key))
@@ -524,7 +534,7 @@ describe("a day in the lab: two experiments queued and run in order on a local p
     expect(podRecord).toMatchObject({ category: "compute", source: `pod:${pod.id}`, currency: "USD" })
 
     await data(await fx.post(`/api/v1/pods/${pod.id}/stop`, { labId }, key), Pod, 202)
-    const stopped = await waitForPod(fx, pod.id, "stopped", labId)
+    const stopped = await waitForPod(own, pod.id, "stopped", labId)
     expect(processExists(pidOf(running))).toBe(false)
 
     // /costs: pod uptime × rate as compute (source pods) plus the posted records; pod-derived records not counted twice
@@ -558,7 +568,7 @@ describe("a day in the lab: two experiments queued and run in order on a local p
   })
 
   it("an experiment running on a pod fails when its pod stops or fails; the pod then takes the next one", async () => {
-    const { lab, key } = await ownLab("exps-fail")
+    const { lab, key, own } = await ownLab("exps-fail")
     const labId = lab.id
     const queue = await data(await fx.post(QUEUES, { labId, name: "main" }, key), Queue, 201)
     const a = await data(await fx.post(EXPERIMENTS, { labId, name: "a" }, key), Experiment, 201)
@@ -566,30 +576,30 @@ describe("a day in the lab: two experiments queued and run in order on a local p
     await data(await fx.post(QUEUES, { labId, queueId: queue.id, experimentId: a.id }, key), Experiment, 202)
     await data(await fx.post(QUEUES, { labId, queueId: queue.id, experimentId: b.id }, key), Experiment, 202)
 
-    const pod = await createPod(fx, { name: "flaky", costPerHour: 0 }, labId, key)
+    const pod = await createPod(own, { name: "flaky", costPerHour: 0 }, labId, key)
     await data(await fx.post(`/api/v1/pods/${pod.id}/start`, { labId }, key), Pod, 202)
-    const first = await waitForPod(fx, pod.id, "running", labId)
-    await waitFor("a to run", () => getExperiment(fx, a.id, labId), (e) => e.status === "running")
+    const first = await waitForPod(own, pod.id, "running", labId)
+    await waitFor("a to run", () => getExperiment(own, a.id, labId), (e) => e.status === "running")
 
     // the process dies: the pod fails, and so does the experiment on it
     process.kill(pidOf(first), "SIGKILL")
-    const failedA = await waitFor("a to fail", () => getExperiment(fx, a.id, labId), (e) => e.status === "failed")
+    const failedA = await waitFor("a to fail", () => getExperiment(own, a.id, labId), (e) => e.status === "failed")
     expect(failedA.statusMessage).toContain(`pod ${pod.id} failed`)
     expect(failedA.cost).toEqual({})
-    expect((await getExperiment(fx, b.id, labId)).status).toBe("queued")
+    expect((await getExperiment(own, b.id, labId)).status).toBe("queued")
 
     // back up: b starts; a stop fails it
     await data(await fx.post(`/api/v1/pods/${pod.id}/start`, { labId }, key), Pod, 202)
-    await waitFor("b to run", () => getExperiment(fx, b.id, labId), (e) => e.status === "running")
+    await waitFor("b to run", () => getExperiment(own, b.id, labId), (e) => e.status === "running")
     await data(await fx.post(`/api/v1/pods/${pod.id}/stop`, { labId }, key), Pod, 202)
-    const failedB = await waitFor("b to fail", () => getExperiment(fx, b.id, labId), (e) => e.status === "failed")
+    const failedB = await waitFor("b to fail", () => getExperiment(own, b.id, labId), (e) => e.status === "failed")
     expect(failedB.statusMessage).toContain("stopped while it ran")
     expect(findActivity(await fx.activity(labId), "experiment.failed", b.id)).toMatchObject({ actor: "scheduler" })
-    expect((await getPod(fx, pod.id, labId)).status).toBe("stopped")
+    expect((await getPod(own, pod.id, labId)).status).toBe("stopped")
   })
 
   it("several idle pods take several queued experiments at once, oldest queued first", async () => {
-    const { lab, key } = await ownLab("exps-wide")
+    const { lab, key, own } = await ownLab("exps-wide")
     const labId = lab.id
     const queue = await data(await fx.post(QUEUES, { labId, name: "wide" }, key), Queue, 201)
     const ids: Array<string> = []
@@ -598,19 +608,19 @@ describe("a day in the lab: two experiments queued and run in order on a local p
       await data(await fx.post(QUEUES, { labId, queueId: queue.id, experimentId: e.id }, key), Experiment, 202)
       ids.push(e.id)
     }
-    const pods = [await createPod(fx, { name: "p1", costPerHour: 0 }, labId, key), await createPod(fx, { name: "p2", costPerHour: 0 }, labId, key)]
+    const pods = [await createPod(own, { name: "p1", costPerHour: 0 }, labId, key), await createPod(own, { name: "p2", costPerHour: 0 }, labId, key)]
     for (const p of pods) await data(await fx.post(`/api/v1/pods/${p.id}/start`, { labId }, key), Pod, 202)
     const [w1, w2, w3] = ids
     if (!w1 || !w2 || !w3) throw new Error("unreachable")
-    await waitFor("w1 and w2 to run", async () => [await getExperiment(fx, w1, labId), await getExperiment(fx, w2, labId)], (es) => es.every((e) => e.status === "running"))
-    const third = await getExperiment(fx, w3, labId)
+    await waitFor("w1 and w2 to run", async () => [await getExperiment(own, w1, labId), await getExperiment(own, w2, labId)], (es) => es.every((e) => e.status === "running"))
+    const third = await getExperiment(own, w3, labId)
     expect(third.status).toBe("queued")
-    const onPods = new Set([(await getExperiment(fx, w1, labId)).podId, (await getExperiment(fx, w2, labId)).podId])
+    const onPods = new Set([(await getExperiment(own, w1, labId)).podId, (await getExperiment(own, w2, labId)).podId])
     expect(onPods).toEqual(new Set(pods.map((p) => p.id)))
     for (const id of [w1, w2, w3]) await act(id, "cancel", {}, labId, key)
-    for (const p of pods) await stopPod(fx, p.id, labId)
-    for (const p of pods) await waitForPod(fx, p.id, "stopped", labId)
-    expect((await getExperiment(fx, w1, labId)).status).toBe("cancelled")
+    for (const p of pods) await stopPod(own, p.id, labId)
+    for (const p of pods) await waitForPod(own, p.id, "stopped", labId)
+    expect((await getExperiment(own, w1, labId)).status).toBe("cancelled")
   })
 })
 
@@ -695,7 +705,7 @@ describe("GET /api/v1/costs", () => {
   })
 })
 
-describe("running pods and the error matrix of start", () => {
+describe("an idle pod", () => {
   it("a pod that runs takes nothing when no queue has work; its experiments list is empty", async () => {
     const pod = await runningPod(fx, { name: "idle", costPerHour: 0 })
     await sleep(100)

@@ -1,5 +1,13 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Layer } from "effect"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as Database from "../../layers/Database.js"
+import { Activity } from "../../src/activity/Activity.js"
 import { Pod } from "../../src/pods/Pod.js"
+import { startTestServer, type TestServer } from "../support/TestServer.js"
 import {
   createPod,
   data,
@@ -311,5 +319,80 @@ describe("pod commands that crash or ignore SIGTERM, and shutdown", () => {
     expect(processExists(pid)).toBe(true)
     await cmd.close()
     expect(processExists(pid)).toBe(false)
+  })
+})
+
+describe("restarts: desired status survives, a crash is not billed", () => {
+  it("pods wanted running start again after a restart; a session left open by a crash ends at the last heartbeat", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pods-restart-"))
+    const database = { kind: "pglite" as const, dataDir: dir }
+    const first = await startFixture("pods-restart", { database })
+    let second: TestServer | undefined
+    try {
+      const kept = await createPod(first, { name: "kept", costPerHour: 3600 })
+      const crashed = await createPod(first, { name: "crashed", costPerHour: 3600 })
+      const idle = await createPod(first, { name: "idle" })
+      await startPod(first, kept.id)
+      const before = pidOf(await waitForPod(first, kept.id, "running"))
+      await first.close()
+      expect(processExists(before)).toBe(false)
+
+      // play a crash: the service died while `crashed` ran; it was last seen 10 minutes ago, its session began an hour ago
+      const now = Date.now()
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.flatMap(SqlClient.SqlClient, (sql) =>
+            Effect.all([
+              sql`UPDATE pods SET status = 'running', desired_status = 'running', provider_ref = '999999999',
+                  last_seen_at = ${new Date(now - 600_000)} WHERE id = ${crashed.id}`,
+              sql`INSERT INTO pod_sessions ${sql.insert({
+                id: "psess_crashed",
+                labId: first.lab.id,
+                podId: crashed.id,
+                podName: "crashed",
+                costPerHour: 3600,
+                currency: "USD",
+                startedAt: new Date(now - 3_600_000),
+                stoppedAt: null,
+                createdAt: new Date(now - 3_600_000)
+              })}`
+            ])
+          ).pipe(Effect.provide(Layer.orDie(Database.layer(database))))
+        )
+      )
+
+      second = await startTestServer({ database })
+      const server = second
+      const read = async (id: string) => data(await server.request("GET", `${PODS}/${id}?labId=${first.lab.id}`, { token: first.writer }), Pod)
+      const wait = (id: string) => waitFor(`${id} to run again`, () => read(id), (p) => p.status === "running")
+
+      const again = await wait(kept.id)
+      expect(again.desiredStatus).toBe("running")
+      expect(pidOf(again)).not.toBe(before)
+      expect(processExists(pidOf(again))).toBe(true)
+
+      const recovered = await wait(crashed.id)
+      expect(processExists(pidOf(recovered))).toBe(true)
+      // the crashed session counts 50 minutes (to the last heartbeat), not the hour up to the restart
+      expect(recovered.uptimeSeconds).toBeGreaterThan(2_990)
+      expect(recovered.uptimeSeconds).toBeLessThan(3_100)
+
+      expect((await read(idle.id)).status).toBe("stopped")
+      const activity = await page(
+        await server.request("GET", `/api/v1/activity?labId=${first.lab.id}&limit=100`, { token: first.writer }),
+        Activity
+      )
+      const notes = activity.data.filter((e) => e.ref === crashed.id).map((e) => e.message)
+      expect(notes.some((m) => m.includes("was not running when the service started again"))).toBe(true)
+      expect(notes.some((m) => m.includes("it is wanted running"))).toBe(true)
+
+      await server.close()
+      expect(processExists(pidOf(again))).toBe(false)
+      expect(processExists(pidOf(recovered))).toBe(false)
+    } finally {
+      await first.close().catch(() => undefined)
+      await second?.close().catch(() => undefined)
+      await rm(dir, { recursive: true, force: true })
+    }
   })
 })
