@@ -18,7 +18,6 @@ export const ErrorCodes = {
   RateLimited: ["rate_limited", 429],
   ServerError: ["server_error", 500],
   BadGateway: ["bad_gateway", 502],
-  NotImplemented: ["not_implemented", 501],
   ServiceUnavailable: ["service_unavailable", 503]
 } as const
 
@@ -38,7 +37,6 @@ export class ValidationError extends Schema.TaggedError<ValidationError>()("Vali
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", fields) {}
 export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", fields) {}
 export class BadGateway extends Schema.TaggedError<BadGateway>()("BadGateway", fields) {}
-export class NotImplemented extends Schema.TaggedError<NotImplemented>()("NotImplemented", fields) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
 
 export type ApiError =
@@ -54,7 +52,6 @@ export type ApiError =
   | RateLimited
   | ServerError
   | BadGateway
-  | NotImplemented
   | ServiceUnavailable
 
 export const errorBody = (tag: ErrorTag, message: string) => {
@@ -101,5 +98,4 @@ export const ValidationErrorWire = wire(ValidationError, "ValidationError")
 export const RateLimitedWire = wire(RateLimited, "RateLimited")
 export const ServerErrorWire = wire(ServerError, "ServerError")
 export const BadGatewayWire = wire(BadGateway, "BadGateway")
-export const NotImplementedWire = wire(NotImplemented, "NotImplemented")
 export const ServiceUnavailableWire = wire(ServiceUnavailable, "ServiceUnavailable")
