@@ -131,40 +131,44 @@ const documents = (labId: string, agentId: string): ReadonlyArray<Doc> => {
 }
 
 /** A few hundred varied queries: common and rare words, pairs, phrases, or, exclusions, kinds filters, misses. */
-const queries = (): ReadonlyArray<Record<string, string>> => {
-  const out: Array<Record<string, string>> = []
+type Query = { readonly category: string; readonly params: Record<string, string> }
+const CATEGORIES = ["common word", "topic word", "rare word", "two words", "phrase", "or", "exclusion", "kinds filter", "three words", "no match"]
+
+const queries = (): ReadonlyArray<Query> => {
+  const out: Array<Query> = []
+  const push = (i: number, params: Record<string, string>) => out.push({ category: CATEGORIES[i % 10] ?? "", params })
   const common = TOPIC_WORDS.slice(0, 30)
   for (let i = 0; i < QUERIES; i++) {
     switch (i % 10) {
       case 0:
-        out.push({ q: pick(common) })
+        push(i, { q: pick(common) })
         break
       case 1:
-        out.push({ q: pick(TOPIC_WORDS) })
+        push(i, { q: pick(TOPIC_WORDS) })
         break
       case 2:
-        out.push({ q: pick(RARE_WORDS) })
+        push(i, { q: pick(RARE_WORDS) })
         break
       case 3:
-        out.push({ q: `${pick(TOPIC_WORDS)} ${pick(TOPIC_WORDS)}` })
+        push(i, { q: `${pick(TOPIC_WORDS)} ${pick(TOPIC_WORDS)}` })
         break
       case 4:
-        out.push({ q: `"${pick(common)} ${pick(TOPIC_WORDS)}"` })
+        push(i, { q: `"${pick(common)} ${pick(TOPIC_WORDS)}"` })
         break
       case 5:
-        out.push({ q: `${pick(TOPIC_WORDS)} or ${pick(RARE_WORDS)}` })
+        push(i, { q: `${pick(TOPIC_WORDS)} or ${pick(RARE_WORDS)}` })
         break
       case 6:
-        out.push({ q: `${pick(common)} -${pick(TOPIC_WORDS)}` })
+        push(i, { q: `${pick(common)} -${pick(TOPIC_WORDS)}` })
         break
       case 7:
-        out.push({ q: pick(TOPIC_WORDS), kinds: pick(["files", "papers,knowledge", "tasks,experiments", "memory"]) })
+        push(i, { q: pick(TOPIC_WORDS), kinds: pick(["files", "papers,knowledge", "tasks,experiments", "memory"]) })
         break
       case 8:
-        out.push({ q: `${pick(common)} ${pick(common)} ${pick(TOPIC_WORDS)}` })
+        push(i, { q: `${pick(common)} ${pick(common)} ${pick(TOPIC_WORDS)}` })
         break
       default:
-        out.push({ q: `nonexistentword${i}` })
+        push(i, { q: `nonexistentword${i}` })
     }
   }
   return out
@@ -262,16 +266,28 @@ const run = async (db: string, database: App.AppSettings["database"]): Promise<F
     const list = queries()
     const search = (params: Record<string, string>) =>
       call(service, "GET", `/api/v1/search?${new URLSearchParams({ labId, limit: "20", ...params }).toString()}`, Results)
-    for (const params of list.slice(0, WARMUP)) await search(params)
+    for (const query of list.slice(0, WARMUP)) await search(query.params)
     const times: Array<number> = []
+    const byCategory = new Map<string, Array<number>>()
     let results = 0
     started = performance.now()
-    for (const params of list) {
+    for (const query of list) {
       const t0 = performance.now()
-      const body = await search(params)
-      times.push(performance.now() - t0)
+      const body = await search(query.params)
+      const ms = performance.now() - t0
+      times.push(ms)
+      byCategory.set(query.category, [...(byCategory.get(query.category) ?? []), ms])
       results += body.data.length
     }
+    console.log(
+      `[${db}] p50/p95 ms by kind of query: ` +
+        [...byCategory]
+          .map(([category, ms]) => {
+            const s = [...ms].sort((a, b) => a - b)
+            return `${category} ${percentile(s, 50).toFixed(1)}/${percentile(s, 95).toFixed(1)}`
+          })
+          .join(", ")
+    )
     const sorted = [...times].sort((a, b) => a - b)
     const figures: Figures = {
       db,

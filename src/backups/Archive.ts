@@ -2,8 +2,7 @@ import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect, Option, Schema, Stream } from "effect"
 import { createHash } from "node:crypto"
-import { createInterface } from "node:readline"
-import { Readable } from "node:stream"
+import { StringDecoder } from "node:string_decoder"
 import { createGunzip, createGzip } from "node:zlib"
 
 /**
@@ -28,10 +27,27 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
 }
 
 /**
- * Append-only history: a restore merges the archived rows back (keeping entries
- * written since), so the audit trail of who did what, including the restore, survives.
+ * How a restore treats a table; every other archived table is replaced (the
+ * lab's rows deleted, the archived rows inserted).
+ * - merge: append-only history of what really happened (who did what, the
+ *   stretches pods really ran and were billed for). The archived rows are put
+ *   back next to the rows written since, so the history, the restore itself
+ *   included, survives.
+ * - keep: live infrastructure. Pods are processes (or cloud machines) that run
+ *   or not whatever the database says: a restore neither starts nor stops
+ *   compute, so pods stay as they are. They are still in the archive.
  */
-export const MERGED_TABLES: ReadonlySet<string> = new Set(["activity"])
+export const RESTORE_POLICY: Readonly<Record<string, "merge" | "keep">> = {
+  activity: "merge",
+  pod_sessions: "merge",
+  pods: "keep"
+}
+
+/**
+ * The experiments scheduler's per-lab lock (src/experiments/Scheduler.ts): held
+ * by a restore so no queued experiment is started on a pod mid-restore.
+ */
+const schedulerLock = (labId: string) => `experiments:${labId}`
 
 /** Rows per FETCH while dumping; rows (and bytes) per statement while staging a restore. */
 const FETCH_ROWS = 500
@@ -109,6 +125,26 @@ class GzipSink {
       this.gzip.end()
     })
   }
+}
+
+/** Lines of a gzip'd text, as the decompressor produces them. */
+async function* gunzipLines(archive: Uint8Array): AsyncGenerator<string> {
+  const gunzip = createGunzip()
+  gunzip.end(Buffer.from(archive))
+  const decoder = new StringDecoder("utf8")
+  let rest = ""
+  for await (const chunk of gunzip) {
+    if (!(chunk instanceof Buffer)) continue
+    rest += decoder.write(chunk)
+    let start = 0
+    for (let end = rest.indexOf("\n"); end >= 0; end = rest.indexOf("\n", start)) {
+      yield rest.slice(start, end)
+      start = end + 1
+    }
+    rest = rest.slice(start)
+  }
+  rest += decoder.end()
+  if (rest !== "") yield rest
 }
 
 const io = <A>(what: string, f: () => Promise<A>) =>
@@ -192,29 +228,31 @@ export class Archive extends Effect.Service<Archive>()("Archive", {
         return dump
       }).pipe(sql.withTransaction)
 
-    /** The archive's lines, decompressed as they are read. */
+    /** The archive's lines, decompressed as they are read (a gzip error fails the stream). */
     const lines = (archive: Uint8Array) =>
-      Stream.suspend(() => {
-        const input = Readable.from([Buffer.from(archive)]).pipe(createGunzip())
-        return Stream.fromAsyncIterable(
-          createInterface({ input, crlfDelay: Infinity }),
-          (cause) => new ArchiveError({ message: `the archive cannot be read: ${String(cause)}` })
+      Stream.suspend(() =>
+        Stream.fromAsyncIterable(
+          gunzipLines(archive),
+          (cause) => new ArchiveError({ message: `the archive cannot be read: ${cause instanceof Error ? cause.message : String(cause)}` })
         )
-      })
+      )
 
     /**
      * Put the lab back as archived, in the caller's transaction: stage the
-     * archived rows in a temporary table, delete the lab's rows (children
-     * first), insert the archived ones (parents first) with
+     * archived rows in a temporary table, delete the lab's rows of the replaced
+     * tables (children first), insert the archived ones (parents first) with
      * json_populate_record, each table in one statement so rows referencing
-     * rows of the same table are fine. Tables created after the backup are left
-     * alone; columns added since get their defaults. Returns the rows put back.
+     * rows of the same table are fine; merged tables get their archived rows
+     * back next to the newer ones, kept tables are not touched (RESTORE_POLICY).
+     * Tables created after the backup are left alone; columns added since get
+     * their defaults. Returns the rows put back.
      */
     const restore = (labId: string, archive: Uint8Array, sha256: string): Effect.Effect<number, ArchiveError | SqlError> =>
       Effect.gen(function* () {
         if (createHash("sha256").update(archive).digest("hex") !== sha256) {
           return yield* new ArchiveError({ message: "the archive does not match its SHA-256: it is corrupt" })
         }
+        yield* sql`SELECT pg_advisory_xact_lock(hashtext(${schedulerLock(labId)}))`
         yield* sql`SET CONSTRAINTS ALL DEFERRED`
         yield* sql`CREATE TEMPORARY TABLE restore_rows (tbl text NOT NULL, row json NOT NULL) ON COMMIT DROP`
 
@@ -271,17 +309,19 @@ export class Archive extends Effect.Service<Archive>()("Archive", {
           return yield* new ArchiveError({ message: `the archive has tables this schema no longer has: ${missing.join(", ")}` })
         }
 
-        for (const table of [...current].reverse()) {
-          if (MERGED_TABLES.has(table.name)) continue
+        const replaced = current.filter((t) => RESTORE_POLICY[t.name] === undefined)
+        for (const table of [...replaced].reverse()) {
           yield* sql`DELETE FROM ${sql.literal(quote(table.name))} WHERE lab_id = ${labId}`
         }
         let restored = 0
         for (const table of current) {
+          const policy = RESTORE_POLICY[table.name]
+          if (policy === "keep") continue
           const had = new Set(archived.get(table.name) ?? [])
           const columns = table.insertable.filter((c) => had.has(c))
           const target = columns.map(quote).join(", ")
           const source = columns.map((c) => `p.${quote(c)}`).join(", ")
-          const merge = MERGED_TABLES.has(table.name)
+          const merge = policy === "merge"
           const inserted = yield* sql<{ n: number }>`
             WITH put AS (
               INSERT INTO ${sql.literal(quote(table.name))} (${sql.literal(target)}) OVERRIDING SYSTEM VALUE

@@ -16,7 +16,7 @@ export const SearchResult = Schema.Struct({
   ref: Schema.String.annotations({ description: "the record's id; for files, its path" }),
   title: Schema.String.annotations({ description: "the title, name or path (a memory's first line)" }),
   snippet: Schema.String.annotations({
-    description: "HTML-escaped text around the best match (15 to 35 words), each match in <mark>…</mark>"
+    description: "HTML-escaped text around the first match (15 to 35 words), each match in <mark>…</mark>"
   }),
   rank: Schema.Number.annotations({ description: "relevance in [0, 1): cover density, title words weigh most" })
 }).annotations({ identifier: "SearchResult" })

@@ -153,7 +153,10 @@ CREATE TABLE search_documents (
   updated_at timestamptz NOT NULL,
   PRIMARY KEY (lab_id, kind, ref)
 );
-CREATE INDEX search_documents_tsv ON search_documents USING gin (tsv);
+-- fastupdate off: no pending list to scan on every search (PGlite has no autovacuum to flush one)
+CREATE INDEX search_documents_tsv ON search_documents USING gin (tsv) WITH (fastupdate = off);
+-- the newest matches of a broad query, walked in order (see MAX_RANKED in SearchRepo.ts)
+CREATE INDEX search_documents_recent ON search_documents (lab_id, updated_at DESC, kind, ref);
 
 -- Insert or replace one record's document: title (weight A) and body (weight B).
 CREATE FUNCTION search_put(p_lab text, p_kind text, p_ref text, p_title text, p_title_text text, p_body text)

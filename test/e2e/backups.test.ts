@@ -32,13 +32,20 @@ const Created = Schema.Struct({ id: Schema.String })
 const SearchResult = Schema.Struct({ kind: Schema.String, ref: Schema.String })
 
 const PATH = "/api/v1/backups"
-/** Tables a snapshot leaves out; activity is merged on restore (history is kept), so it is compared apart. */
+/** Tables a snapshot leaves out. */
 const NOT_ARCHIVED = ["backups", "outbox", "webhook_deliveries", "search_documents"]
+/**
+ * Archived, but a restore merges (activity, pod sessions: history) or keeps
+ * (pods: live compute) them, so they are checked apart; lab_repos is checked
+ * apart too (the sync worker writes its error fields at any time).
+ */
+const APART = ["activity", "pod_sessions", "pods", "lab_repos"]
 
 let fx: Fixture
 let backup: Backup
 let before: Record<string, ReadonlyArray<string>>
 let sealedToken: string | null
+let podBefore: string
 
 const get = async (id: string, token = fx.writer) => data(await fx.get(`${PATH}/${id}`, { labId: fx.lab.id }, token), Backup)
 const completed = (id: string) =>
@@ -66,7 +73,7 @@ const snapshot = (labId: string) =>
         WHERE table_schema = current_schema() AND column_name = 'lab_id' ORDER BY 1`
       const out: Record<string, ReadonlyArray<string>> = {}
       for (const { tableName } of tables) {
-        if (NOT_ARCHIVED.includes(tableName) || tableName === "activity" || tableName === "lab_repos") continue
+        if (NOT_ARCHIVED.includes(tableName) || APART.includes(tableName)) continue
         const rows = yield* sql<{ row: string }>`SELECT row_to_json(t)::text AS row FROM ${sql.literal(`"${tableName}"`)} t WHERE t.lab_id = ${labId}`
         out[tableName] = rows.map((r) => r.row).sort()
       }
@@ -103,6 +110,7 @@ beforeAll(async () => {
   await create("/api/v1/experiments/costs", { experimentId: experiment, amount: 1.25, category: "compute", source: "test" })
   expect((await fx.post("/api/v1/telemetry", { labId: lab, events: [{ name: "loss", value: 0.5, attributes: { step: 1 } }] })).status).toBe(201)
   expect((await fx.post("/api/v1/contributions", { labId: lab, agentId: agent, kind: "note", summary: "wrote notes" })).status).toBe(201)
+  podBefore = await create("/api/v1/pods", { name: "gpu box", gpu: "A100", costPerHour: 1.5 })
   // a linked repository with a stored (sealed) token
   await fx.server.request("PATCH", "/api/v1/sync", { token: fx.writer, json: { labId: lab, repo: "https://git.example.com/o/r.git", token: "s3cret-token" } })
   sealedToken = await tokenSealed()
@@ -184,6 +192,7 @@ describe("POST /api/v1/backups/{id}/restore", () => {
     await create("/api/v1/experiments", { name: "later experiment" })
     expect((await fx.post("/api/v1/telemetry", { labId: lab, events: [{ name: "loss", value: 0.1 }] })).status).toBe(201)
     await fx.server.request("PATCH", "/api/v1/sync", { token: fx.writer, json: { labId: lab, repo: "https://git.example.com/o/r.git", token: null } })
+    const podAfter = await create("/api/v1/pods", { name: "added later", costPerHour: 0.5 })
     expect(await search("pangolin")).toEqual(["files:/notes/edit.md"])
     expect(await search("ocelot")).toEqual([])
     expect(await snapshot(lab)).not.toEqual(before)
@@ -197,6 +206,9 @@ describe("POST /api/v1/backups/{id}/restore", () => {
 
     expect(await snapshot(lab)).toEqual(before)
     expect(await tokenSealed()).toBe(sealedToken)
+    // pods are live compute: a restore leaves them as they are
+    const pods = (await page(await fx.get("/api/v1/pods", { labId: lab }), Created)).data.map((p) => p.id)
+    expect(pods.sort()).toEqual([podBefore, podAfter].sort())
     // the search index follows the restored rows
     expect(await search("ocelot")).toEqual(["files:/notes/keep.md"])
     expect(await search("pangolin")).toEqual([])
@@ -232,6 +244,18 @@ describe("POST /api/v1/backups/{id}/restore", () => {
     expect(failed.restore?.error).toContain("SHA-256")
     expect(await snapshot(lab)).toEqual(now)
     expect((await fx.activity()).some((a) => a.kind === "backup.restore_failed" && a.ref === backup.id)).toBe(true)
+
+    // bytes that match their checksum but are not gzip
+    const garbage = Buffer.from("not a gzip stream at all")
+    const garbageSha = createHash("sha256").update(garbage).digest("hex")
+    await fx.server.sql((sql) => Effect.asVoid(sql`UPDATE backups SET archive = ${garbage}, sha256 = ${garbageSha} WHERE id = ${backup.id}`))
+    await data(await fx.post(`${PATH}/${backup.id}/restore`, { labId: lab }), Backup, 202)
+    const unreadable = await eventually(async () => {
+      const b = await get(backup.id)
+      return b.restore?.status === "failed" && b.restore.error?.includes("cannot be read") ? b : undefined
+    })
+    expect(unreadable.restore?.error).toContain("the archive cannot be read")
+    expect(await snapshot(lab)).toEqual(now)
 
     // a well-formed archive whose rows the schema refuses: the transaction rolls back whole
     const text = gunzipSync(original).toString("utf8").replace(/"status":"todo"/, '"status":"bogus"')

@@ -118,6 +118,12 @@ describe("GET /api/v1/search", () => {
     expect(unsafe?.snippet).toContain("a &lt; b &amp;&amp; c &gt; d")
     expect(unsafe?.snippet).toContain("&quot;")
     expect(unsafe?.snippet).not.toContain("<script>")
+    // deep in a long file: the snippet is cut around the match, not from the start
+    const long = `${"Nothing to see in this line of filler text.\n".repeat(2000)}At last a serendipitous finding.\n`
+    await writeFileApi("/notes/long.md", long)
+    const [deep] = await search({ q: "serendipitous" })
+    expect(deep).toMatchObject({ kind: "files", ref: "/notes/long.md" })
+    expect(deep?.snippet).toContain("<mark>serendipitous</mark>")
   })
 
   it("stems, and understands phrases, or and exclusions (web search syntax)", async () => {
@@ -168,6 +174,22 @@ describe("GET /api/v1/search", () => {
     expect(refs(await search({ q: "xylophone" }))).toEqual([`tasks:${doomed}`])
     expect((await fx.del(`/api/v1/tasks/${doomed}`, { labId: fx.lab.id })).status).toBe(200)
     expect(await search({ q: "xylophone" })).toEqual([])
+
+    await data(
+      await fx.server.request("PATCH", `/api/v1/experiments/${ids["experiment"]}`, {
+        token: fx.writer,
+        json: { labId: fx.lab.id, hypothesis: "Cosine decay with warmup converges faster than the trapezoid schedule" }
+      }),
+      Created
+    )
+    expect(refs(await search({ q: "trapezoid" }))).toEqual([`experiments:${ids["experiment"]}`])
+
+    const memory = await create("/api/v1/memory", { agentId: await create("/api/v1/agents", { name: "Bo", model: "m" }), kind: "fact", content: "Fleeting vuvuzela memory" })
+    const paper = await create("/api/v1/papers", { title: "A vuvuzela paper" })
+    expect(refs(await search({ q: "vuvuzela" })).sort()).toEqual([`memory:${memory}`, `papers:${paper}`].sort())
+    expect((await fx.del(`/api/v1/memory/${memory}`, { labId: fx.lab.id })).status).toBe(200)
+    expect((await fx.del(`/api/v1/papers/${paper}`, { labId: fx.lab.id })).status).toBe(200)
+    expect(await search({ q: "vuvuzela" })).toEqual([])
   })
 
   it("follows git sync: a pulled file is found, a file removed upstream is gone", async () => {
