@@ -21,12 +21,13 @@
  * Database: embedded PGlite, or DATABASE_URL (a fresh schema per size, dropped
  * at the end). Knobs: BENCH_SIZES (comma-separated, default 1000,10000,50000),
  * BENCH_INCREMENTAL_RUNS (5), BENCH_WEBHOOK_RUNS (3), BENCH_CPU_PROF=<dir>
- * (run the service under node --cpu-prof; profiles are written when it stops).
+ * (run the service under node --cpu-prof; profiles are written when it stops),
+ * BENCH_LOG_DIR=<dir> (keep the service's log of each size there).
  */
 import { Schema } from "effect"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createHmac, randomBytes } from "node:crypto"
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer } from "node:net"
 import { availableParallelism, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
@@ -54,6 +55,7 @@ const SIZES: ReadonlyArray<number> = (process.env["BENCH_SIZES"] ?? "1000,10000,
 const INCREMENTAL_RUNS = envInt("BENCH_INCREMENTAL_RUNS", 5)
 const WEBHOOK_RUNS = envInt("BENCH_WEBHOOK_RUNS", 3)
 const CPU_PROF_DIR = process.env["BENCH_CPU_PROF"] ? resolve(process.env["BENCH_CPU_PROF"]) : undefined
+const LOG_DIR = process.env["BENCH_LOG_DIR"] ? resolve(process.env["BENCH_LOG_DIR"]) : undefined
 const FILES_PER_DIR = 100
 const DIRS_PER_AREA = 10
 const HUGE_LIMIT = "1000000000"
@@ -304,6 +306,8 @@ const commitChange = async (gitdir: string, i: number, revision: number): Promis
 // the physical reference: the git CLI
 
 interface Reference {
+  /** The shallow clone, kept for the incremental reference (fetch --depth 1 of each change). */
+  readonly dir: string
   readonly ms: number
   readonly cloneMs: number
   readonly blobs: number
@@ -336,8 +340,15 @@ const reference = async (url: string, workDir: string, label: string): Promise<R
   }
   const bytes = await catFileAll(dir, oids)
   const ms = now() - started
-  rmSync(dir, { recursive: true, force: true })
-  return { ms, cloneMs, blobs: oids.length, bytes }
+  return { dir, ms, cloneMs, blobs: oids.length, bytes }
+}
+
+/** The git CLI's incremental pull of the same change: fetch --depth 1, then read the changed blob. */
+const referenceIncremental = async (ref: Reference, path: string): Promise<number> => {
+  const started = now()
+  await run("git", ["fetch", "--quiet", "--depth", "1", "origin", "main"], { cwd: ref.dir, env: gitEnv() })
+  await run("git", ["cat-file", "blob", `FETCH_HEAD:${path}`], { cwd: ref.dir, maxBuffer: 16 * 1024 * 1024 })
+  return now() - started
 }
 
 // ---------------------------------------------------------------------------
@@ -510,8 +521,10 @@ interface SizeResult {
   readonly noopMs: number
   readonly pushMs: ReadonlyArray<number>
   readonly incrementalMs: ReadonlyArray<number>
+  readonly referenceIncrementalMs: ReadonlyArray<number>
   readonly webhookMs: ReadonlyArray<number>
   readonly startHwm: number
+  readonly startRss: number
   readonly hwmReset: boolean
   readonly hwm: number
   readonly rssEnd: number
@@ -553,7 +566,9 @@ const benchSize = async (
   const service = await startService(dataDir, adminKey, dbUrl, label, join(workDir, `service-${label}.log`))
   try {
     // PGlite's first start (initdb) has its own peak: note it, then reset the mark so the figure below is the sync's
-    const startHwm = memoryOf(service.pid).hwm
+    const startMemory = memoryOf(service.pid)
+    const startHwm = startMemory.hwm
+    const startRss = startMemory.rss
     const hwmReset = resetHwm(service.pid)
     const lab = await call(LabBody, service, "/api/v1/labs", adminKey, {
       method: "POST",
@@ -601,6 +616,7 @@ const benchSize = async (
     const changedFile = (k: number) => (k * 7_919 + 13) % files
     const pushMs: Array<number> = []
     const incrementalMs: Array<number> = []
+    const referenceIncrementalMs: Array<number> = []
     for (let k = 0; k < INCREMENTAL_RUNS; k++) {
       const i = changedFile(k)
       revision++
@@ -615,10 +631,12 @@ const benchSize = async (
         throw new Error(`incremental sync ${k + 1}: expected 1 update to ${sha.slice(0, 7)}, got ${JSON.stringify(result)}`)
       }
       if ((await readFileContent(service, adminKey, labId, i)) !== contentOf(i, revision)) throw new Error(`/${pathOf(i)} was not updated`)
+      referenceIncrementalMs.push(await referenceIncremental(ref, pathOf(i)))
     }
     say(
       `incremental (1 file): POST /sync ${incrementalMs.map((ms) => ms.toFixed(0)).join(", ")} ms (median ${median(incrementalMs).toFixed(0)});` +
-        ` outside commit + push ${median(pushMs).toFixed(0)} ms median; no-op sync ${noopMs.toFixed(0)} ms`
+        ` outside commit + push ${median(pushMs).toFixed(0)} ms median; no-op sync ${noopMs.toFixed(0)} ms;` +
+        ` git CLI fetch --depth 1 + cat-file of the change ${median(referenceIncrementalMs).toFixed(0)} ms median`
     )
 
     // webhook: push, signed GitHub webhook, poll the file until the new content shows
@@ -663,7 +681,8 @@ const benchSize = async (
 
     const mem = memoryOf(service.pid)
     say(
-      `service memory: VmHWM ${mem.hwm.toFixed(0)} MiB ${hwmReset ? "during the syncs (the mark was reset after start, whose own peak was" : "(not reset after start: includes the start's peak of"} ${startHwm.toFixed(0)} MiB), VmRSS now ${mem.rss.toFixed(0)} MiB`
+      `service memory: VmHWM ${mem.hwm.toFixed(0)} MiB ${hwmReset ? "during the syncs (the mark was reset after start, whose own peak was" : "(not reset after start: includes the start's peak of"} ${startHwm.toFixed(0)} MiB);` +
+        ` VmRSS ${startRss.toFixed(0)} MiB before the syncs, ${mem.rss.toFixed(0)} MiB after`
     )
     return {
       files,
@@ -676,19 +695,23 @@ const benchSize = async (
       noopMs,
       pushMs,
       incrementalMs,
+      referenceIncrementalMs,
       webhookMs,
       startHwm,
+      startRss,
       hwmReset,
       hwm: mem.hwm,
       rssEnd: mem.rss
     }
   } catch (error) {
-    process.stderr.write(`${tag} failed; the service's log ends with:\n${logTail(service.logPath)}\n`)
+    if (!interrupted) process.stderr.write(`${tag} failed; the service's log ends with:\n${logTail(service.logPath)}\n`)
     throw error
   } finally {
     await stopChild(service.child)
+    if (LOG_DIR) copyFileSync(service.logPath, join(LOG_DIR, `service-${label}.log`))
     rmSync(dataDir, { recursive: true, force: true })
     rmSync(source, { recursive: true, force: true })
+    rmSync(ref.dir, { recursive: true, force: true })
   }
 }
 
@@ -717,9 +740,11 @@ const report = (results: ReadonlyArray<SizeResult>, failures: ReadonlyArray<stri
         "ratio",
         "no-op sync",
         "incr. sync",
+        "git CLI incr.",
         "commit+push",
         "webhook→visible",
-        "VmHWM MiB (start)"
+        "VmHWM MiB (start)",
+        "RSS before/after"
       ],
       results.map((r) => [
         r.files.toLocaleString("en-US"),
@@ -729,9 +754,11 @@ const report = (results: ReadonlyArray<SizeResult>, failures: ReadonlyArray<stri
         `${fmt(r.initialMs / r.reference.ms, 2)}x`,
         fmt(r.noopMs),
         `${fmt(median(r.incrementalMs))} [${fmt(Math.max(...r.incrementalMs))}]`,
+        fmt(median(r.referenceIncrementalMs)),
         fmt(median(r.pushMs)),
         `${fmt(median(r.webhookMs))} [${fmt(Math.max(...r.webhookMs))}]`,
-        `${fmt(r.hwm)}${r.hwmReset ? "" : "*"} (${fmt(r.startHwm)})`
+        `${fmt(r.hwm)}${r.hwmReset ? "" : "*"} (${fmt(r.startHwm)})`,
+        `${fmt(r.startRss)}/${fmt(r.rssEnd)}`
       ]),
       1
     )
@@ -767,9 +794,11 @@ const report = (results: ReadonlyArray<SizeResult>, failures: ReadonlyArray<stri
   console.log(
     `\nNotes: one service process per size (node --import tsx src/main.ts, so VmHWM is the server's own high-water mark,` +
       ` PGlite included when embedded; it is reset through /proc/<pid>/clear_refs once the service is ready, so the figure is the peak` +
-      ` of the syncs and the start's own peak, PGlite's initdb, is shown in brackets; * marks a mark that could not be reset); "initial" runs from PATCH /api/v1/sync (link, which queues a pull) until POST /api/v1/sync answers;` +
+      ` of the syncs (never below the RSS when it was reset, shown as "RSS before") and the start's own peak, PGlite's initdb when embedded,` +
+      ` is shown in brackets; * marks a mark that could not be reset); "initial" runs from PATCH /api/v1/sync (link, which queues a pull) until POST /api/v1/sync answers;` +
       ` "git CLI" is clone --depth 1 --no-checkout + ls-tree -r + cat-file --batch of every blob over the same loopback git http-backend;` +
-      ` "incr. sync" is POST /api/v1/sync after an outside commit of one file was pushed (the commit + push itself is shown apart);` +
+      ` "incr. sync" is POST /api/v1/sync after an outside commit of one file was pushed (the commit + push itself is shown apart),` +
+      ` "git CLI incr." the git CLI's fetch --depth 1 of the same change into the reference clone + cat-file of the changed blob;` +
       ` "no-op sync" is POST /api/v1/sync with nothing new; the webhook time runs from sending the signed webhook until GET /api/v1/files` +
       ` shows the new content (polled every 10 ms). ${availableParallelism()} CPUs; the git server, the git CLI and this driver share them with the service.`
   )
@@ -796,9 +825,11 @@ const main = async () => {
   const failures: Array<string> = []
   try {
     for (const files of SIZES) {
+      if (interrupted) break
       try {
         results.push(await benchSize(files, server, workDir, adminKey, databaseUrl))
       } catch (error) {
+        if (interrupted) break
         failures.push(`${files.toLocaleString("en-US")} files: ${describe(error)}`)
         console.log(`[${files.toLocaleString("en-US")} files] FAILED: ${describe(error)}`)
       }
@@ -806,6 +837,7 @@ const main = async () => {
   } finally {
     await cleanupAll()
   }
+  if (interrupted) return // the signal handler exits once it has cleaned up
   const pass = report(results, failures)
   console.log(`\n${pass ? "All targets met" : "Some targets missed"}; run took ${((Date.now() - started) / 1000).toFixed(0)} s.`)
   process.exitCode = pass ? 0 : 1

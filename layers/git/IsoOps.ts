@@ -38,21 +38,111 @@ const onPrefixPath = (path: string, prefix: string) =>
 /** The entries that differ between two commits; equal subtrees are pruned unread. */
 export const diff = (repo: Repo, from: Option.Option<string>, to: string, prefix: Option.Option<string>) =>
   attempt("git diff", async () => {
+    const changes = fastDiff(repo, from, to, prefix) ?? (await walkDiff(repo, from, to, prefix))
+    // a path in the prefix itself that is a file is still within the subtree
+    return Option.isSome(prefix)
+      ? changes.filter((c) => c.path === prefix.value || c.path.startsWith(`${prefix.value}/`))
+      : changes
+  })
+
+/** A tree the fast diff leaves to isomorphic-git: its checks and its errors then apply, as they always did. */
+class NotPlain extends Error {}
+
+/** Tree entry modes isomorphic-git accepts, as its walker reports them (mode string, type). */
+const MODES: Readonly<Record<string, { readonly mode: string; readonly type: GitEntry["type"] }>> = {
+  "40000": { mode: "40000", type: "tree" },
+  "040000": { mode: "40000", type: "tree" },
+  "100644": { mode: "100644", type: "blob" },
+  "100755": { mode: "100755", type: "blob" },
+  "120000": { mode: "120000", type: "blob" },
+  "160000": { mode: "160000", type: "commit" }
+}
+
+/**
+ * A name isomorphic-git surely accepts (it refuses separators, `.`, `..`, `.git`
+ * and their NTFS/HFS+ aliases); anything else goes to isomorphic-git's walk.
+ */
+const isPlainName = (name: string): boolean => {
+  if (name.length === 0 || name === "." || name === ".." || /[\\/:]|[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/.test(name)) return false
+  const normalized = name.toLowerCase().replace(/[. ]+$/, "")
+  return normalized !== ".git" && !/^\.?git~[1-9]$/.test(normalized)
+}
+
+interface TreeItem {
+  readonly name: string
+  readonly oid: string
+  readonly mode: string
+  readonly type: GitEntry["type"]
+}
+
+const treeItems = (objects: ObjectReader, oid: string): ReadonlyArray<TreeItem> => {
+  const object = objects.read(oid)
+  if (object === undefined || object.type !== "tree") throw new NotPlain()
+  const content = object.content
+  const items: Array<TreeItem> = []
+  let pos = 0
+  while (pos < content.length) {
+    const space = content.indexOf(0x20, pos)
+    const nul = space === -1 ? -1 : content.indexOf(0, space + 1)
+    if (nul === -1 || nul + 21 > content.length) throw new NotPlain()
+    const mode = MODES[content.toString("latin1", pos, space)]
+    const name = content.toString("utf8", space + 1, nul)
+    if (mode === undefined || !isPlainName(name)) throw new NotPlain()
+    items.push({ name, oid: content.toString("hex", nul + 1, nul + 21), ...mode })
+    pos = nul + 21
+  }
+  items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  for (let i = 1; i < items.length; i++) if (items[i - 1]?.name === items[i]?.name) throw new NotPlain()
+  return items
+}
+
+/** The tree of a commit (or a tree itself). */
+const rootTree = (objects: ObjectReader, oid: string): string => {
+  const object = objects.read(oid)
+  if (object?.type === "tree") return oid
+  const tree = object?.type === "commit" ? /^tree ([0-9a-f]{40})\n/.exec(object.content.toString("latin1", 0, 46))?.[1] : undefined
+  if (tree === undefined) throw new NotPlain()
+  return tree
+}
+
+/**
+ * The same diff as `walkDiff`, read through the repository's own object reader
+ * (PackReader.ts): no pack is loaded whole, no index parsed, so a small change
+ * costs the same on a big repository as on a small one. Undefined when there is
+ * no reader or a tree needs isomorphic-git (an unusual mode or name, an object
+ * the reader does not hold, a damaged store): then isomorphic-git's walk runs.
+ */
+const fastDiff = (
+  repo: Repo,
+  from: Option.Option<string>,
+  to: string,
+  prefix: Option.Option<string>
+): Array<GitChange> | undefined => {
+  const objects = repo.objects
+  if (objects === undefined) return undefined
+  try {
     const changes: Array<GitChange> = []
-    const trees = Option.isSome(from) ? [git.TREE({ ref: from.value }), git.TREE({ ref: to })] : [git.TREE({ ref: to })]
-    await git.walk({
-      fs: repo.fs,
-      gitdir: repo.gitdir,
-      cache: repo.cache,
-      trees,
-      map: async (path, entries): Promise<Walked> => {
-        if (path === ".") return true
-        if (Option.isSome(prefix) && !onPrefixPath(path, prefix.value)) return null
-        const [a, b] = Option.isSome(from) ? entries : [null, entries[0] ?? null]
-        const before = await entryOf(path, a ?? null)
-        const after = await entryOf(path, b ?? null)
-        if (before && after && before.oid === after.oid && before.mode === after.mode) return null
-        const isFile = (e: GitEntry | undefined) => e !== undefined && e.type !== "tree"
+    const entry = (path: string, item: TreeItem | undefined): GitEntry | undefined =>
+      item === undefined ? undefined : { path, oid: item.oid, mode: item.mode, type: item.type }
+    const isFile = (e: GitEntry | undefined) => e !== undefined && e.type !== "tree"
+    const visit = (dir: string, left: string | undefined, right: string | undefined) => {
+      const a = left === undefined ? [] : treeItems(objects, left)
+      const b = right === undefined ? [] : treeItems(objects, right)
+      let i = 0
+      let j = 0
+      while (i < a.length || j < b.length) {
+        const x = a[i]
+        const y = b[j]
+        const name = x !== undefined && (y === undefined || x.name <= y.name) ? x.name : (y?.name ?? "")
+        const l = x?.name === name ? x : undefined
+        const r = y?.name === name ? y : undefined
+        if (l) i++
+        if (r) j++
+        const path = dir === "" ? name : `${dir}/${name}`
+        if (Option.isSome(prefix) && !onPrefixPath(path, prefix.value)) continue
+        const before = entry(path, l)
+        const after = entry(path, r)
+        if (before && after && before.oid === after.oid && before.mode === after.mode) continue
         if (isFile(before) || isFile(after)) {
           changes.push({
             path,
@@ -61,15 +151,49 @@ export const diff = (repo: Repo, from: Option.Option<string>, to: string, prefix
           })
         }
         // descend into whichever side is a directory
-        return before?.type === "tree" || after?.type === "tree" ? true : undefined
-      },
-      reduce: async () => undefined
-    })
-    // a path in the prefix itself that is a file is still within the subtree
-    return Option.isSome(prefix)
-      ? changes.filter((c) => c.path === prefix.value || c.path.startsWith(`${prefix.value}/`))
-      : changes
+        if (before?.type === "tree" || after?.type === "tree") {
+          visit(path, before?.type === "tree" ? before.oid : undefined, after?.type === "tree" ? after.oid : undefined)
+        }
+      }
+    }
+    visit("", Option.isSome(from) ? rootTree(objects, from.value) : undefined, rootTree(objects, to))
+    return changes
+  } catch {
+    return undefined
+  }
+}
+
+/** The diff through isomorphic-git's walk over two TREE walkers. */
+const walkDiff = async (repo: Repo, from: Option.Option<string>, to: string, prefix: Option.Option<string>) => {
+  const changes: Array<GitChange> = []
+  const trees = Option.isSome(from) ? [git.TREE({ ref: from.value }), git.TREE({ ref: to })] : [git.TREE({ ref: to })]
+  await git.walk({
+    fs: repo.fs,
+    gitdir: repo.gitdir,
+    cache: repo.cache,
+    trees,
+    map: async (path, entries): Promise<Walked> => {
+      if (path === ".") return true
+      if (Option.isSome(prefix) && !onPrefixPath(path, prefix.value)) return null
+      const [a, b] = Option.isSome(from) ? entries : [null, entries[0] ?? null]
+      const before = await entryOf(path, a ?? null)
+      const after = await entryOf(path, b ?? null)
+      if (before && after && before.oid === after.oid && before.mode === after.mode) return null
+      const isFile = (e: GitEntry | undefined) => e !== undefined && e.type !== "tree"
+      if (isFile(before) || isFile(after)) {
+        changes.push({
+          path,
+          before: Option.fromNullable(isFile(before) ? before : undefined),
+          after: Option.fromNullable(isFile(after) ? after : undefined)
+        })
+      }
+      // descend into whichever side is a directory
+      return before?.type === "tree" || after?.type === "tree" ? true : undefined
+    },
+    reduce: async () => undefined
   })
+  return changes
+}
 
 export const readBlob = (repo: Repo, oid: string) =>
   attempt(
@@ -90,9 +214,21 @@ const readFast = (repo: Repo, oid: string): Uint8Array | undefined => {
 
 export const headOf = (repo: Repo, commit: string) =>
   attempt(`read commit ${commit}`, async (): Promise<Head> => {
+    const fast = treeOfCommit(repo, commit)
+    if (fast !== undefined) return { commit, tree: fast }
     const { commit: c } = await git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, oid: commit, cache: repo.cache })
     return { commit, tree: c.tree }
   })
+
+/** A commit's tree through the repository's own reader; undefined to let isomorphic-git read it. */
+const treeOfCommit = (repo: Repo, commit: string): string | undefined => {
+  try {
+    const object = repo.objects?.read(commit)
+    return object?.type === "commit" ? /^tree ([0-9a-f]{40})\n/.exec(object.content.toString("latin1", 0, 46))?.[1] : undefined
+  } catch {
+    return undefined
+  }
+}
 
 /** A file to write (text or bytes) or delete (null). */
 export interface Edit {

@@ -25,7 +25,11 @@ export interface GitObject {
 export interface ObjectReader {
   /** The object, checked against `oid`; undefined when the store does not hold it. Throws on a damaged store. */
   readonly read: (oid: string) => GitObject | undefined
-  /** Close the pack files opened so far (the reader may still be used: they open again). */
+  /**
+   * Close the pack files opened so far and drop the indexes and cached bases
+   * (the reader may still be used: they are read again). This also happens by
+   * itself after a moment without reads, so idle labs hold no file descriptors.
+   */
   readonly close: () => void
 }
 
@@ -46,6 +50,8 @@ const FANOUT = 8
 const HASHES = FANOUT + 256 * 4
 /** Delta bases kept resolved while a job reads (a chain shares its bases). */
 const BASE_CACHE_BYTES = 32 * 1024 * 1024
+/** Pack files (and cached bases) are let go once the reader has been idle this long. */
+const IDLE_CLOSE_MILLIS = 2_000
 
 /** Parse a version-2 .idx; undefined for anything else (then isomorphic-git reads that pack). */
 const parseIdx = (idx: Buffer): { readonly count: number } | undefined => {
@@ -274,7 +280,22 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     return undefined
   }
 
+  let lastUse = 0
+  let idleTimer: ReturnType<typeof setTimeout> | undefined
+  const closeWhenIdle = () => {
+    idleTimer = undefined
+    const idle = Date.now() - lastUse
+    if (idle >= IDLE_CLOSE_MILLIS) close()
+    else armIdleTimer(IDLE_CLOSE_MILLIS - idle)
+  }
+  const armIdleTimer = (millis: number) => {
+    idleTimer = setTimeout(closeWhenIdle, millis)
+    idleTimer.unref()
+  }
+
   const read = (oid: string): GitObject | undefined => {
+    lastUse = Date.now()
+    if (idleTimer === undefined) armIdleTimer(IDLE_CLOSE_MILLIS)
     if (!/^[0-9a-f]{40}$/.test(oid)) return undefined
     const key = Buffer.from(oid, "hex")
     const at = locate(key, packs ?? scan()) ?? locate(key, scan())
@@ -285,10 +306,13 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
   }
 
   const close = () => {
+    if (idleTimer !== undefined) clearTimeout(idleTimer)
+    idleTimer = undefined
     for (const pack of packs ?? []) {
       if (pack.fd !== undefined) closeSync(pack.fd)
       pack.fd = undefined
     }
+    packs = undefined
     bases.clear()
     baseBytes = 0
   }
