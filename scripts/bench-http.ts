@@ -626,8 +626,12 @@ const main = async () => {
   console.log(`\n${pass ? "All targets met" : "Some targets missed"}; run took ${((Date.now() - started) / 1000).toFixed(0)} s.`)
 }
 
-main().catch(async (error: unknown) => {
-  process.stderr.write(`bench-http failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-  await cleanupAll()
-  process.exit(1)
-})
+main().then(
+  // autocannon's agents keep sockets alive: end the run explicitly
+  () => process.exit(0),
+  async (error: unknown) => {
+    process.stderr.write(`bench-http failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    await cleanupAll()
+    process.exit(1)
+  }
+)
