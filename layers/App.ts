@@ -67,5 +67,7 @@ export const server = (settings: AppSettings) =>
       })
     ),
     // the database is open and migrated before the port opens: no request waits on start-up
-    Layer.provideMerge(environment(settings))
+    Layer.provideMerge(environment(settings)),
+    // no tracer is configured: do not pay for spans on every request and statement
+    Layer.provide(Layer.setTracerEnabled(false))
   )
