@@ -10,6 +10,7 @@ const toPattern = (path: string): RegExp =>
 
 export const makeRouteTable = (api: HttpApi.HttpApi.Any, extra: ReadonlyArray<{ method: string; path: string }> = []): RouteTable => {
   const routes: Array<{ method: string; pattern: RegExp }> = extra.map((r) => ({ method: r.method, pattern: toPattern(r.path) }))
+  // reflect wants the props view of an API; every HttpApi value is one (the type only hides its groups)
   HttpApi.reflect(api as HttpApi.HttpApi.AnyWithProps, {
     onGroup: () => {},
     onEndpoint: ({ endpoint }) => {
