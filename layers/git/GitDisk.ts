@@ -15,6 +15,9 @@ export interface GitDiskOptions {
   readonly timeoutMillis: number
 }
 
+/** How long a lab's isomorphic-git cache outlives its last job. */
+const CACHE_IDLE_MILLIS = 60_000
+
 /** The branch ref the service commits on before pushing it to the remote branch. */
 const OUTBOUND_REF = "refs/heads/lab-service-outbound"
 
@@ -25,11 +28,21 @@ const OUTBOUND_REF = "refs/heads/lab-service-outbound"
 export const layer = (options: GitDiskOptions) =>
   Layer.sync(Git, () => {
     const http = makeHttpClient(options.timeoutMillis)
+    // isomorphic-git keeps parsed packs in its cache object. A lab's cache is kept between its jobs while they
+    // come often (a fetch would otherwise reload and re-hash the whole pack to resolve a thin pack's deltas), and
+    // dropped after a quiet minute so idle labs hold no memory.
+    const caches = new Map<string, { readonly cache: object; readonly usedAt: number }>()
+    const cacheOf = (labId: string): object => {
+      const now = Date.now()
+      for (const [id, entry] of caches) if (now - entry.usedAt > CACHE_IDLE_MILLIS) caches.delete(id)
+      const cache = caches.get(labId)?.cache ?? {}
+      caches.set(labId, { cache, usedAt: now })
+      return cache
+    }
     const repoOf = (labId: string): Iso.Repo => {
       const gitdir = join(options.root, `${labId}.git`)
-      return { fs, gitdir, cache: {}, objects: openObjectReader(gitdir) }
+      return { fs, gitdir, cache: cacheOf(labId), objects: openObjectReader(gitdir) }
     }
-    // isomorphic-git keeps parsed packs in its cache object: one per job, renewed at each fetch
     const repos = new Map<string, Iso.Repo>()
     const repo = (labId: string) => {
       const existing = repos.get(labId)
@@ -116,6 +129,7 @@ export const layer = (options: GitDiskOptions) =>
         Effect.promise(async () => {
           repos.get(labId)?.objects?.close()
           repos.delete(labId)
+          caches.delete(labId)
           await rm(join(options.root, `${labId}.git`), { recursive: true, force: true })
         })
     })
