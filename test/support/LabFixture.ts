@@ -1,0 +1,157 @@
+/**
+ * The fixture of the resource end-to-end tests: a server with two labs
+ * (`<prefix>-lab` and `<prefix>-other`) and keys of each kind, JSON calls, the
+ * activity feed, list walking and polling. On in-memory PGlite; with
+ * E2E_DATABASE_URL (postgres://…) on PostgreSQL, in a fresh schema of its own
+ * that is dropped at the end.
+ */
+import { Redacted, Schema } from "effect"
+import { randomBytes } from "node:crypto"
+import pg from "pg"
+import { expect } from "vitest"
+import { Activity } from "../../src/activity/Activity.js"
+import { CreatedApiKey } from "../../src/auth/ApiKey.js"
+import { Lab } from "../../src/labs/Lab.js"
+import { data, expectError, page } from "./http.js"
+import { startTestServer, type TestServer } from "./TestServer.js"
+
+export type Params = Record<string, string | number | undefined>
+
+export const withQuery = (path: string, params: Params = {}) => {
+  const search = new URLSearchParams()
+  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
+  const query = search.toString()
+  return query === "" ? path : `${path}?${query}`
+}
+
+export interface Fixture {
+  readonly server: TestServer
+  /** The lab under test and another one. */
+  readonly lab: Lab
+  readonly other: Lab
+  /** Keys: read-write and read-only on `lab`; read-write on `other` only (a stranger to `lab`). */
+  readonly writer: string
+  readonly reader: string
+  readonly stranger: string
+  readonly writerId: string
+  readonly readerId: string
+  readonly admin: string
+  readonly get: (path: string, params?: Params, token?: string) => Promise<Response>
+  readonly del: (path: string, params?: Params, token?: string) => Promise<Response>
+  readonly post: (path: string, json: unknown, token?: string) => Promise<Response>
+  readonly patch: (path: string, json: unknown, token?: string) => Promise<Response>
+  /** The lab's activity entries, newest first (first page of 100). */
+  readonly activity: (labId?: string) => Promise<ReadonlyArray<Activity>>
+  readonly close: () => Promise<void>
+}
+
+const database = async (): Promise<{ readonly settings: Parameters<typeof startTestServer>[0]; readonly drop: () => Promise<void> }> => {
+  const url = process.env["E2E_DATABASE_URL"]
+  if (url === undefined || url === "") return { settings: {}, drop: async () => {} }
+  const schema = `test_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
+  const run = async (sql: string) => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    await client.query(sql)
+    await client.end()
+  }
+  await run(`CREATE SCHEMA "${schema}"`)
+  const scoped = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+  return {
+    settings: { database: { kind: "postgresql", url: Redacted.make(scoped) } },
+    drop: () => run(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
+  }
+}
+
+export const startFixture = async (prefix: string, overrides: Parameters<typeof startTestServer>[0] = {}): Promise<Fixture> => {
+  const db = await database()
+  const server = await startTestServer({ ...db.settings, ...overrides })
+  const admin = server.adminKey
+  const createLab = async (slug: string) =>
+    data(await server.request("POST", "/api/v1/labs", { token: admin, json: { slug, name: `Lab ${slug}`, plan: "team" } }), Lab, 201)
+  const createKey = async (scope: string) =>
+    data(await server.request("POST", "/api/v1/auth/keys", { token: admin, json: { name: scope, scopes: [scope] } }), CreatedApiKey, 201)
+  const lab = await createLab(`${prefix}-lab`)
+  const other = await createLab(`${prefix}-other`)
+  const writer = await createKey(`lab:${lab.slug}:rw`)
+  const reader = await createKey(`lab:${lab.slug}:r`)
+  const stranger = await createKey(`lab:${other.slug}:rw`)
+  return {
+    server,
+    lab,
+    other,
+    writer: writer.key,
+    reader: reader.key,
+    stranger: stranger.key,
+    writerId: writer.id,
+    readerId: reader.id,
+    admin,
+    get: (path, params, token = writer.key) => server.request("GET", withQuery(path, params), { token }),
+    del: (path, params, token = writer.key) => server.request("DELETE", withQuery(path, params), { token }),
+    post: (path, json, token = writer.key) => server.request("POST", path, { token, json }),
+    patch: (path, json, token = writer.key) => server.request("PATCH", path, { token, json }),
+    activity: async (labId = lab.id) =>
+      (await page(await server.request("GET", withQuery("/api/v1/activity", { labId, limit: 100 }), { token: admin }), Activity)).data,
+    close: async () => {
+      await server.close()
+      await db.drop()
+    }
+  }
+}
+
+/** Expect a 422 whose message names `field`. */
+export const expectInvalid = async (response: Response, field: string) => {
+  const message = await expectError(response, 422, "validation_error")
+  expect(message).toContain(field)
+  return message
+}
+
+/** The newest activity entry of this kind about this ref. */
+export const findActivity = (entries: ReadonlyArray<Activity>, kind: string, ref: string) => {
+  const entry = entries.find((e) => e.kind === kind && e.ref === ref)
+  expect(entry, `activity ${kind} for ${ref} in ${JSON.stringify(entries.map((e) => [e.kind, e.ref]))}`).toBeDefined()
+  if (entry === undefined) throw new Error("unreachable")
+  return entry
+}
+
+/** Every item of a list, walked page by page with `limit`. */
+export const walk = async <A, I>(fx: Fixture, path: string, params: Params, item: Schema.Schema<A, I>, limit = 2) => {
+  const all: Array<A> = []
+  let cursor: string | undefined
+  for (let guard = 0; guard < 500; guard++) {
+    const result = await page(await fx.get(path, { ...params, limit, cursor }), item)
+    all.push(...result.data)
+    expect(result.meta.has_more).toBe(result.meta.next_cursor !== null)
+    if (result.meta.next_cursor === null) return all
+    cursor = result.meta.next_cursor
+  }
+  throw new Error("the list never ended")
+}
+
+export const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+
+/** Poll until `check` returns a value (background work), or fail after `timeoutMs`. */
+export const eventually = async <A>(check: () => Promise<A | undefined>, timeoutMs = 15_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error("timed out waiting")
+    await sleep(50)
+  }
+}
+
+/** Poll `read` until `done` holds; the last value. */
+export const waitFor = async <A>(what: string, read: () => Promise<A>, done: (a: A) => boolean, timeoutMillis = 10_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMillis
+  let last = await read()
+  while (!done(last)) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last)}`)
+    await sleep(50)
+    last = await read()
+  }
+  return last
+}
+
+export const MISSING = "nope_0000000000000000"
+export { data, expectError, page }
