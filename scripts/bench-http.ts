@@ -21,11 +21,11 @@ import { Schema } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
+import { baseEnv, describe, freePort, killGroup, logTail, redactUrl, sleep, withSearchPath } from "./bench/Util.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const TSX = join(ROOT, "node_modules", ".bin", "tsx")
@@ -90,17 +90,6 @@ const children = new Set<ChildProcess>()
 const tempDirs = new Set<string>()
 const cleanups: Array<() => Promise<void>> = []
 
-const killGroup = (child: ChildProcess, signal: NodeJS.Signals, evenIfLeaderExited = false) => {
-  if (child.pid === undefined) return
-  if (!evenIfLeaderExited && (child.exitCode !== null || child.signalCode !== null)) return
-  try {
-    // the child leads its own process group (detached): tsx and the node it starts
-    process.kill(-child.pid, signal)
-  } catch {
-    // already gone
-  }
-}
-
 const exitCleanupSync = () => {
   for (const child of children) killGroup(child, "SIGKILL")
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
@@ -129,45 +118,6 @@ const cleanupAll = async () => {
 // ---------------------------------------------------------------------------
 // helpers
 
-const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
-
-const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => (port > 0 ? done(port) : fail(new Error("no free port"))))
-    })
-  })
-
-const redactUrl = (url: string): string => {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = "***"
-    return u.toString()
-  } catch {
-    return "<unparseable url>"
-  }
-}
-
-/** The parent's environment without any setting that would change what the servers do. */
-const baseEnv = (): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of Object.keys(env)) {
-    if (
-      /^(PORT|HOST|DATA_DIR|DATABASE_URL|REDIS_URL|ADMIN_API_KEY|SECRETS_MASTER_KEY|PUBLIC_BASE_URL|RATE_LIMIT_.*|JWT_.*|BARE_.*|BENCH_TOKEN)$/.test(
-        name
-      )
-    ) {
-      delete env[name]
-    }
-  }
-  return env
-}
-
 interface Server {
   readonly name: string
   readonly child: ChildProcess
@@ -188,14 +138,6 @@ const spawnServer = (name: string, args: ReadonlyArray<string>, env: NodeJS.Proc
     })
   })
   return { name, child, baseUrl: `http://127.0.0.1:${port}`, logPath, exited }
-}
-
-const logTail = (server: Server, lines = 30): string => {
-  try {
-    return readFileSync(server.logPath, "utf8").split("\n").slice(-lines).join("\n")
-  } catch {
-    return "(no log)"
-  }
 }
 
 async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
@@ -222,7 +164,7 @@ const waitReady = async (server: Server, timeoutMs = 120_000) => {
   let exited = false
   void server.exited.then(() => (exited = true))
   while (Date.now() < deadline) {
-    if (exited) throw new Error(`${server.name} exited before it was ready; its log:\n${logTail(server)}`)
+    if (exited) throw new Error(`${server.name} exited before it was ready; its log:\n${logTail(server.logPath)}`)
     try {
       const response = await fetch(`${server.baseUrl}/api/v1/status`, { signal: AbortSignal.timeout(2_000) })
       if (response.ok) {
@@ -234,7 +176,7 @@ const waitReady = async (server: Server, timeoutMs = 120_000) => {
     }
     await sleep(200)
   }
-  throw new Error(`${server.name} was not ready within ${timeoutMs / 1000} s; its log:\n${logTail(server)}`)
+  throw new Error(`${server.name} was not ready within ${timeoutMs / 1000} s; its log:\n${logTail(server.logPath)}`)
 }
 
 const request = async <A, I>(
@@ -477,9 +419,6 @@ const benchDatabase = async (
 
 // ---------------------------------------------------------------------------
 // PostgreSQL: a fresh schema, or nothing when the server is unreachable
-
-const withSearchPath = (url: string, schema: string) =>
-  `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
 
 const preparePostgres = async (baseUrl: string): Promise<string | undefined> => {
   const schema = `bench_http_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`

@@ -28,13 +28,13 @@ import { Schema } from "effect"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createHmac, randomBytes } from "node:crypto"
 import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { availableParallelism, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import pg from "pg"
 import { type GitServer, startGitServer } from "../test/support/GitServer.js"
+import { baseEnv, describe, freePort, killGroup, logTail, redactUrl, sleep, withSearchPath } from "./bench/Util.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const run = promisify(execFile)
@@ -99,15 +99,6 @@ const children = new Set<ChildProcess>()
 const tempDirs = new Set<string>()
 const cleanups: Array<() => Promise<void>> = []
 
-const killGroup = (child: ChildProcess, signal: NodeJS.Signals) => {
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return
-  try {
-    process.kill(-child.pid, signal) // the child leads its own process group (detached)
-  } catch {
-    // already gone
-  }
-}
-
 process.on("exit", () => {
   for (const child of children) killGroup(child, "SIGKILL")
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
@@ -150,41 +141,7 @@ async function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
 // ---------------------------------------------------------------------------
 // helpers
 
-const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
-const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 const now = () => performance.now()
-
-const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => (port > 0 ? done(port) : fail(new Error("no free port"))))
-    })
-  })
-
-const redactUrl = (url: string): string => {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = "***"
-    return u.toString()
-  } catch {
-    return "<unparseable url>"
-  }
-}
-
-/** The parent's environment without any setting that would change what the service does. */
-const baseEnv = (): NodeJS.ProcessEnv => {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of Object.keys(env)) {
-    if (/^(PORT|HOST|DATA_DIR|DATABASE_URL|REDIS_URL|ADMIN_API_KEY|SECRETS_MASTER_KEY|PUBLIC_BASE_URL|RATE_LIMIT_.*|JWT_.*)$/.test(name)) {
-      delete env[name]
-    }
-  }
-  return env
-}
 
 const gitEnv = (): NodeJS.ProcessEnv => ({
   ...process.env,
@@ -394,14 +351,6 @@ const startService = async (dataDir: string, adminKey: string, databaseUrl: stri
   return service
 }
 
-const logTail = (logPath: string, lines = 30): string => {
-  try {
-    return readFileSync(logPath, "utf8").split("\n").slice(-lines).join("\n")
-  } catch {
-    return "(no log)"
-  }
-}
-
 const waitReady = async (service: Service, timeoutMs = 120_000) => {
   const deadline = Date.now() + timeoutMs
   let exited = false
@@ -480,9 +429,6 @@ const readFileContent = async (service: Service, token: string, labId: string, i
 
 // ---------------------------------------------------------------------------
 // PostgreSQL (when DATABASE_URL is set): a fresh schema per size
-
-const withSearchPath = (url: string, schema: string) =>
-  `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
 
 const freshSchema = async (baseUrl: string, label: string): Promise<string> => {
   const schema = `bench_sync_${label}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
