@@ -23,7 +23,8 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   backups: "the archives themselves: a backup inside a backup would grow without end, and a restore must not undo its own record",
   outbox: "queued pushes to the linked repository: replaying old ones would commit stale content; the queue is transport, not lab content",
   webhook_deliveries: "the dedupe log of git host deliveries: transport state that only says which deliveries were already seen",
-  search_documents: "derived: the search index is rebuilt by its triggers as the restored rows are inserted"
+  search_documents: "derived: the search index is rebuilt by its triggers as the restored rows are inserted",
+  search_queue: "derived: the records waiting to be indexed, queued again by their triggers as the restored rows are inserted"
 }
 
 /**

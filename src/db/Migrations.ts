@@ -166,5 +166,10 @@ CREATE INDEX activity_lab_created ON activity (lab_id, created_at DESC, id DESC)
     name: "search",
     // after every table it indexes
     sql: search.schema
+  },
+  {
+    id: 5,
+    name: "search queue",
+    sql: search.queueSchema
   }
 ]

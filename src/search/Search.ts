@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import type { SearchResult } from "./SearchResult.js"
+import { SearchIndexer } from "./SearchIndexer.js"
 import { type Row, type SearchCursor, SearchRepo, START, STOP } from "./SearchRepo.js"
 import type { SearchKind } from "./Sql.js"
 
@@ -21,9 +22,10 @@ const toResult = (row: Row): SearchResult => ({
 })
 
 export class Search extends Effect.Service<Search>()("Search", {
-  dependencies: [SearchRepo.Default],
+  dependencies: [SearchRepo.Default, SearchIndexer.Default],
   effect: Effect.gen(function* () {
     const repo = yield* SearchRepo
+    const indexer = yield* SearchIndexer
 
     /** Ranked matches, best first, paged on (rank, kind, ref). */
     const search = (
@@ -33,7 +35,7 @@ export class Search extends Effect.Service<Search>()("Search", {
       cursor: Option.Option<SearchCursor>,
       limit: number
     ) =>
-      Effect.map(repo.search(labId, q, kinds, cursor, limit), (rows) => {
+      Effect.map(Effect.zipRight(indexer.catchUp(labId), repo.search(labId, q, kinds, cursor, limit)), (rows) => {
         const items = rows.slice(0, limit).map(toResult)
         const last = items.at(-1)
         return {

@@ -1,8 +1,14 @@
 /**
- * Full-text search (migration 4, after every table it indexes). One row per
- * searchable record in search_documents, kept current by AFTER INSERT / UPDATE /
- * DELETE triggers on the indexed tables, so every write path (the API, git sync,
- * a backup's restore, plain SQL) updates the index in the writer's transaction.
+ * Full-text search (migrations 4 and 5, after every table it indexes). One row
+ * per searchable record in search_documents, kept current by AFTER INSERT /
+ * UPDATE / DELETE triggers on the indexed tables, so every write path (the API,
+ * git sync, a backup's restore, plain SQL) reaches the index.
+ *
+ * Records are indexed in the writer's transaction, except files (migration 5):
+ * a git sync writes thousands at once and parsing their text for the index
+ * costs several times the write itself, so a file's trigger only queues it
+ * (search_queue) and SearchIndexer.ts indexes the queue in the background; a
+ * search first indexes what its lab still has queued, so it reads its writes.
  */
 
 /** Text search configuration: English stemming and stop words (PostgreSQL and PGlite ship it). */
@@ -174,3 +180,75 @@ RETURNS void LANGUAGE sql AS $fn$
     SET title = EXCLUDED.title, body = EXCLUDED.body, tsv = EXCLUDED.tsv, updated_at = EXCLUDED.updated_at
 $fn$;
 ${INDEXED.map(triggers).join("")}`
+
+/** Kinds whose trigger queues the record instead of indexing it (migration 5): written in bulk by git sync. */
+export const QUEUED_KINDS: ReadonlyArray<SearchKind> = ["files"]
+
+const queuedTriggerFunction = (t: Indexed): string => `
+CREATE OR REPLACE FUNCTION search_index_${t.table}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  -- a removed record leaves the index at once (cheap); a written one is queued for SearchIndexer
+  IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND (OLD.lab_id IS DISTINCT FROM NEW.lab_id OR OLD.${t.key} IS DISTINCT FROM NEW.${t.key})) THEN
+    DELETE FROM search_documents WHERE lab_id = OLD.lab_id AND kind = '${t.kind}' AND ref = OLD.${t.key}::text;
+  END IF;
+  IF TG_OP <> 'DELETE' THEN
+    INSERT INTO search_queue (lab_id, kind, ref, version)
+    VALUES (NEW.lab_id, '${t.kind}', NEW.${t.key}::text, nextval('search_queue_version'))
+    ON CONFLICT (lab_id, kind, ref) DO UPDATE SET version = EXCLUDED.version;
+  END IF;
+  RETURN NULL;
+END
+$fn$;
+`
+
+/** Index a queued record of one kind from its table, or drop its document when the record is gone. */
+const drainBranch = (t: Indexed): string => `
+    IF item.kind = '${t.kind}' THEN
+      PERFORM search_put(r.lab_id, '${t.kind}', r.${t.key}::text, ${t.title}, ${t.titleText}, ${t.body})
+      FROM ${t.table} r WHERE r.lab_id = item.lab_id AND r.${t.key}::text = item.ref;
+      found_it := FOUND;
+    END IF;`
+
+/**
+ * The queue of records to index. `version` grows with every write: the indexer
+ * removes an entry only at the version it indexed, so a record written again
+ * meanwhile stays queued. search_drain indexes the oldest `p_limit` entries (of
+ * one lab, or of all when p_lab is null) and says how many it took; entries
+ * another transaction is indexing are waited for, then skipped.
+ */
+export const queueSchema = `
+CREATE SEQUENCE search_queue_version;
+CREATE TABLE search_queue (
+  lab_id text NOT NULL REFERENCES labs (id) ON DELETE CASCADE,
+  kind text NOT NULL,
+  ref text NOT NULL,
+  version bigint NOT NULL,
+  PRIMARY KEY (lab_id, kind, ref)
+);
+CREATE INDEX search_queue_order ON search_queue (version);
+CREATE INDEX search_queue_lab_order ON search_queue (lab_id, version);
+
+CREATE FUNCTION search_drain(p_lab text, p_limit integer) RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  item record;
+  found_it boolean;
+  taken integer := 0;
+BEGIN
+  FOR item IN
+    SELECT q.lab_id, q.kind, q.ref, q.version FROM search_queue q
+    WHERE p_lab IS NULL OR q.lab_id = p_lab
+    ORDER BY q.version
+    LIMIT p_limit
+    FOR UPDATE
+  LOOP
+    found_it := false;${INDEXED.filter((t) => QUEUED_KINDS.includes(t.kind)).map(drainBranch).join("")}
+    IF NOT found_it THEN
+      DELETE FROM search_documents WHERE lab_id = item.lab_id AND kind = item.kind AND ref = item.ref;
+    END IF;
+    DELETE FROM search_queue WHERE lab_id = item.lab_id AND kind = item.kind AND ref = item.ref AND version = item.version;
+    taken := taken + 1;
+  END LOOP;
+  RETURN taken;
+END
+$fn$;
+${INDEXED.filter((t) => QUEUED_KINDS.includes(t.kind)).map(queuedTriggerFunction).join("")}`

@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { afterEach, describe, expect, it } from "vitest"
 import { migrations } from "../../src/db/Migrations.js"
-import { INDEXED, schema } from "../../src/search/Sql.js"
+import { INDEXED, queueSchema, schema } from "../../src/search/Sql.js"
 
 /** The search migration on its own, against the real schema (migrations 1-3) or a hand-made one. */
 let db: PGlite | undefined
@@ -21,9 +21,10 @@ const documents = async (db: PGlite) =>
   (await db.query<{ kind: string; ref: string; title: string }>(`SELECT kind, ref, title FROM search_documents ORDER BY kind, ref`)).rows
 
 describe("the search migration", () => {
-  it("is migration 4, after every table it indexes", () => {
-    const search = migrations.find((m) => m.sql === schema)
-    expect(search?.id).toBe(Math.max(...migrations.map((m) => m.id)))
+  it("comes after every table it indexes: migrations 4 and 5 are the last", () => {
+    const ids = migrations.map((m) => m.id)
+    expect(migrations.find((m) => m.sql === schema)?.id).toBe(Math.max(...ids) - 1)
+    expect(migrations.find((m) => m.sql === queueSchema)?.id).toBe(Math.max(...ids))
   })
 
   it("backfills the rows that exist, then follows inserts, updates and deletes of each indexed table", async () => {
@@ -68,5 +69,75 @@ describe("the search migration", () => {
     await db.exec(schema)
     await db.exec(`INSERT INTO labs VALUES ('l'); INSERT INTO knowledge VALUES ('kn_1', 'l', 'Title', 'Body text')`)
     expect(await documents(db)).toEqual([{ kind: "knowledge", ref: "kn_1", title: "Title" }])
+  })
+})
+
+describe("the search queue (migration 5)", () => {
+  const drain = async (db: PGlite, lab: string | null, limit = 50) =>
+    (await db.query<{ taken: number }>(`SELECT search_drain($1, $2) AS taken`, [lab, limit])).rows[0]?.taken
+  const queued = async (db: PGlite) =>
+    (await db.query<{ lab_id: string; ref: string }>(`SELECT lab_id, ref FROM search_queue ORDER BY version`)).rows
+
+  const migrated = async () => {
+    const db = await before()
+    await db.exec(`INSERT INTO labs VALUES ('lab_2', 'two', 'Two', 'team', now(), now())`)
+    await db.exec(schema)
+    await db.exec(queueSchema)
+    return db
+  }
+  const writeFile = (db: PGlite, lab: string, path: string, content: string) =>
+    db.query(
+      `INSERT INTO files VALUES ($1, $2, $3, length($3), 'sha', 'git', true, now(), now())
+       ON CONFLICT (lab_id, path) DO UPDATE SET content = EXCLUDED.content`,
+      [lab, path, content]
+    )
+
+  it("queues written files instead of indexing them; draining indexes them, oldest first, a lab at a time", async () => {
+    const db = await migrated()
+    await writeFile(db, "lab_1", "/a.md", "warmup schedule")
+    await writeFile(db, "lab_2", "/b.md", "cosine decay")
+    await writeFile(db, "lab_1", "/c.md", "label smoothing")
+    await db.exec(`INSERT INTO tasks VALUES ('task_1', 'lab_1', 'A task', 'desc', 'todo', now(), now())`)
+    // other kinds are still indexed by the writer
+    expect(await documents(db)).toEqual([{ kind: "tasks", ref: "task_1", title: "A task" }])
+    expect(await queued(db)).toEqual([
+      { lab_id: "lab_1", ref: "/a.md" },
+      { lab_id: "lab_2", ref: "/b.md" },
+      { lab_id: "lab_1", ref: "/c.md" }
+    ])
+    expect(await drain(db, "lab_1", 1)).toBe(1)
+    expect(await drain(db, "lab_1")).toBe(1)
+    expect(await drain(db, "lab_1")).toBe(0)
+    expect((await documents(db)).map((d) => d.ref)).toEqual(["/a.md", "/c.md", "task_1"])
+    expect(await queued(db)).toEqual([{ lab_id: "lab_2", ref: "/b.md" }])
+    expect(await drain(db, null)).toBe(1)
+    const found = await db.query<{ ref: string }>(
+      `SELECT ref FROM search_documents WHERE tsv @@ websearch_to_tsquery('english', 'decay')`
+    )
+    expect(found.rows).toEqual([{ ref: "/b.md" }])
+  })
+
+  it("indexes the newest content of a file written twice, and removes a deleted or moved file from the index at once", async () => {
+    const db = await migrated()
+    await writeFile(db, "lab_1", "/a.md", "first words")
+    await drain(db, null)
+    await writeFile(db, "lab_1", "/a.md", "second thoughts")
+    await writeFile(db, "lab_1", "/a.md", "third attempt")
+    expect(await queued(db)).toHaveLength(1)
+    await drain(db, null)
+    const body = await db.query<{ body: string }>(`SELECT body FROM search_documents WHERE ref = '/a.md'`)
+    expect(body.rows).toEqual([{ body: "third attempt" }])
+
+    await db.exec(`UPDATE files SET path = '/b.md' WHERE path = '/a.md'`)
+    expect((await documents(db)).map((d) => d.ref)).toEqual([])
+    await drain(db, null)
+    expect((await documents(db)).map((d) => d.ref)).toEqual(["/b.md"])
+    await writeFile(db, "lab_1", "/c.md", "queued then deleted")
+    await db.exec(`DELETE FROM files`)
+    expect(await documents(db)).toEqual([])
+    // the queued entry of the deleted file is dropped without a document
+    expect(await drain(db, null)).toBe(1)
+    expect(await documents(db)).toEqual([])
+    expect(await queued(db)).toEqual([])
   })
 })

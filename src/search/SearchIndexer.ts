@@ -1,0 +1,43 @@
+import { SqlClient } from "@effect/sql"
+import { Duration, Effect, Schedule, Schema } from "effect"
+
+/** Queued records indexed per statement: on PGlite a statement holds the database, so it stays short (~50 ms). */
+const BATCH = 50
+
+/** How often the background indexer looks for queued records when it found none. */
+const IDLE_POLL = Duration.seconds(1)
+
+const Drained = Schema.Array(Schema.Struct({ taken: Schema.Number }))
+const decodeDrained = Schema.decodeUnknown(Drained)
+
+/**
+ * Indexes the records whose triggers queue them (search_queue, files: see
+ * Sql.ts) off the writers' transactions: in the background, a batch per
+ * statement, and on demand for one lab before a search reads the index.
+ */
+export class SearchIndexer extends Effect.Service<SearchIndexer>()("SearchIndexer", {
+  scoped: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+
+    const batch = (labId: string | null) =>
+      sql`SELECT search_drain(${labId}, ${BATCH}) AS taken`.pipe(
+        Effect.flatMap(decodeDrained),
+        Effect.map((rows) => rows[0]?.taken ?? 0)
+      )
+
+    /** Index until nothing is queued (for the lab, or for all labs when null). */
+    const drain = (labId: string | null) =>
+      Effect.iterate(BATCH, { while: (taken) => taken > 0, body: () => batch(labId) })
+
+    yield* drain(null).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("search indexer: a batch failed; retrying", cause)),
+      Effect.repeat(Schedule.spaced(IDLE_POLL)),
+      Effect.forkScoped
+    )
+
+    return {
+      /** Index what the lab still has queued, so a search right after a write finds it. */
+      catchUp: (labId: string) => Effect.orDie(Effect.asVoid(drain(labId)))
+    }
+  })
+}) {}
