@@ -1,8 +1,9 @@
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Schedule, Schema } from "effect"
+import { inBackground } from "../db/Priority.js"
 
-/** Queued records indexed per statement: on PGlite a statement holds the database, so it stays short (~50 ms). */
-const BATCH = 50
+/** Queued records indexed per statement: on PGlite a statement holds the database, so it stays short (~20 ms). */
+const BATCH = 20
 
 /** How often the background indexer looks for queued records when it found none. */
 const IDLE_POLL = Duration.seconds(1)
@@ -29,7 +30,7 @@ export class SearchIndexer extends Effect.Service<SearchIndexer>()("SearchIndexe
     const drain = (labId: string | null) =>
       Effect.iterate(BATCH, { while: (taken) => taken > 0, body: () => batch(labId) })
 
-    yield* drain(null).pipe(
+    yield* inBackground(drain(null)).pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("search indexer: a batch failed; retrying", cause)),
       Effect.repeat(Schedule.spaced(IDLE_POLL)),
       Effect.forkScoped

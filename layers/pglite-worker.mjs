@@ -1,0 +1,48 @@
+// PGlite on a worker thread (layers/PgliteClient.ts): its statements run here, so
+// the service's event loop keeps serving while the database works. Plain
+// JavaScript: a worker starts from a file that every runner (node, tsx, vitest)
+// loads as is. One request at a time: {id, op: "exec" | "query" | "raw" | "close", sql, params, rowMode}.
+import { PGlite } from "@electric-sql/pglite"
+import { parentPort, workerData } from "node:worker_threads"
+
+/** What a caller needs of a failure, as plain data (an Error loses its own fields crossing threads). */
+const failure = (error) => {
+  if (typeof error !== "object" || error === null) return { message: String(error) }
+  const fields = {}
+  for (const key of ["code", "detail", "hint", "constraint", "table", "column", "schema", "severity", "position", "where"]) {
+    if (typeof error[key] === "string") fields[key] = error[key]
+  }
+  return { ...fields, message: typeof error.message === "string" ? error.message : String(error) }
+}
+
+let db
+try {
+  db = await PGlite.create(workerData.dataDir ? { dataDir: workerData.dataDir } : {})
+  parentPort.postMessage({ ready: true })
+} catch (error) {
+  parentPort.postMessage({ ready: false, error: failure(error) })
+}
+
+const run = async ({ op, sql, params, rowMode }) => {
+  switch (op) {
+    case "exec":
+      return (await db.exec(sql)).at(-1)?.rows ?? []
+    case "query":
+      return (await db.query(sql, params, rowMode ? { rowMode } : undefined)).rows
+    case "raw":
+      return await db.query(sql, params)
+    case "close":
+      await db.close()
+      return null
+    default:
+      throw new Error(`unknown operation ${op}`)
+  }
+}
+
+parentPort.on("message", async (request) => {
+  try {
+    parentPort.postMessage({ id: request.id, ok: true, result: await run(request) })
+  } catch (error) {
+    parentPort.postMessage({ id: request.id, ok: false, error: failure(error) })
+  }
+})
