@@ -7,6 +7,7 @@ import { Git, GitError, PushRejected, type GitRemote } from "../../src/sync/Git.
 import { authHeaders, makeHttpClient, thinPackFetch } from "./HttpClient.js"
 import * as Iso from "./IsoOps.js"
 import { openObjectReader } from "./PackReader.js"
+import { shallowClone, Unsupported } from "./ShallowClone.js"
 
 export interface GitDiskOptions {
   /** Directory holding one bare repository per lab. */
@@ -64,6 +65,11 @@ export const layer = (options: GitDiskOptions) =>
         repos.set(labId, r)
         yield* ensure(r)
         yield* Iso.attempt("git remote add", () => git.addRemote({ fs, gitdir: r.gitdir, remote: "origin", url: remote.url, force: true }))
+        const cloned = yield* firstClone(r.gitdir, remote)
+        if (Option.isSome(cloned)) {
+          if (Option.isNone(cloned.value)) return Option.none()
+          return Option.some(yield* Iso.headOf(r, cloned.value.value))
+        }
         const result = yield* Effect.tryPromise({
           try: () =>
             git.fetch({
@@ -95,6 +101,32 @@ export const layer = (options: GitDiskOptions) =>
         if (Option.isNone(result)) return Option.none()
         return Option.some(yield* Iso.headOf(r, result.value))
       })
+
+    /**
+     * A lab's first fetch, natively (ShallowClone.ts): Some(tip, or None without the branch); None when the lab
+     * fetched before, or the server needs what only isomorphic-git speaks: then isomorphic-git fetches.
+     */
+    const firstClone = (gitdir: string, remote: GitRemote) =>
+      Effect.tryPromise({
+        try: async () => {
+          if (fs.existsSync(join(gitdir, "refs", "remotes", "origin", ...remote.branch.split("/")))) return Option.none()
+          const tip = await shallowClone({
+            gitdir,
+            url: remote.url,
+            branch: remote.branch,
+            headers: authHeaders(Option.getOrUndefined(remote.token)),
+            timeoutMillis: options.timeoutMillis
+          })
+          return Option.some(Option.fromNullable(tip))
+        },
+        catch: (cause) => cause
+      }).pipe(
+        Effect.catchAll((cause) =>
+          cause instanceof Unsupported
+            ? Effect.succeed(Option.none())
+            : Effect.fail(new GitError({ message: `fetch ${remote.url} ${remote.branch}: ${describe(cause)}` }))
+        )
+      )
 
     const push = (labId: string, remote: GitRemote, commit: string) =>
       Effect.gen(function* () {

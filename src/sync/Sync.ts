@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { SecretBox } from "../common/SecretBox.js"
@@ -23,6 +24,7 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
     const git = yield* Git
     const box = yield* SecretBox
     const baseUrl = yield* PublicBaseUrl
+    const sql = yield* SqlClient.SqlClient
 
     const linkOf = (labId: string) =>
       Effect.flatMap(repo.link(labId), Option.match({ onNone: () => Effect.fail(notLinked(labId)), onSome: Effect.succeed }))
@@ -43,7 +45,12 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
         })
       )
 
-    const status = (labId: string) => Effect.flatMap(linkOf(labId), statusOf)
+    // one snapshot: the link's last error and the pending count must not straddle a push that clears both
+    const status = (labId: string) =>
+      Effect.zipRight(
+        Effect.orDie(sql`SET TRANSACTION ISOLATION LEVEL REPEATABLE READ`),
+        Effect.flatMap(linkOf(labId), statusOf)
+      ).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
     /** Link or change the link; a new repository or branch is pulled afresh. */
     const link = (labId: string, input: Omit<LinkRepo, "labId">) =>

@@ -1,0 +1,92 @@
+import { execFile } from "node:child_process"
+import fs from "node:fs"
+import { mkdtemp, readFile, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { shallowClone } from "../../layers/git/ShallowClone.js"
+import { openObjectReader } from "../../layers/git/PackReader.js"
+import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
+
+/** The native first fetch (layers/git/ShallowClone.ts, PackIndexer.ts), checked by git's own tools. */
+const run = promisify(execFile)
+let server: GitServer
+let root: string
+beforeAll(async () => {
+  server = await startGitServer()
+  root = await mkdtemp(join(tmpdir(), "lab-shallow-"))
+})
+afterAll(async () => {
+  await server.close()
+  await rm(root, { recursive: true, force: true })
+})
+
+const bareRepo = async (name: string) => {
+  const gitdir = join(root, `${name}.git`)
+  await run("git", ["init", "--bare", "--quiet", gitdir])
+  return gitdir
+}
+const gitIn = async (gitdir: string, ...args: ReadonlyArray<string>) =>
+  (await run("git", [`--git-dir=${gitdir}`, ...args], { maxBuffer: 64 << 20 })).stdout
+
+describe("native shallow clone", () => {
+  it("stores the branch tip as git would: a pack git verifies, its index, the shallow mark and the remote ref", async () => {
+    const url = await server.createRepo("deltas")
+    const wc = await workingCopy(url)
+    // similar files, so the pack holds deltas; two commits, so depth 1 matters
+    const paragraph = "A paragraph of notes that repeats across files, so git stores most of them as deltas.\n".repeat(40)
+    for (let i = 0; i < 60; i++) {
+      fs.mkdirSync(join(wc.dir, `notes/${i % 6}`), { recursive: true })
+      fs.writeFileSync(join(wc.dir, `notes/${i % 6}/n${i}.md`), `${paragraph}note ${i}\n`)
+    }
+    await wc.commitAndPush("first")
+    fs.writeFileSync(join(wc.dir, "notes/0/n0.md"), "rewritten\n")
+    const tip = await wc.commitAndPush("second")
+
+    const gitdir = await bareRepo("deltas-clone")
+    const cloned = await shallowClone({ gitdir, url, branch: "main", headers: {}, timeoutMillis: 10_000 })
+    expect(cloned).toBe(tip)
+    expect(await readFile(join(gitdir, "shallow"), "utf8")).toBe(`${tip}\n`)
+    expect(await readFile(join(gitdir, "refs/remotes/origin/main"), "utf8")).toBe(`${tip}\n`)
+
+    const packs = fs.readdirSync(join(gitdir, "objects/pack")).filter((f) => f.endsWith(".idx"))
+    expect(packs).toHaveLength(1)
+    const verify = await gitIn(gitdir, "verify-pack", "-v", join(gitdir, "objects/pack", packs[0] ?? ""))
+    // deltas were there to resolve (verify-pack lists a chain length histogram only when some exist)
+    expect(verify).toMatch(/chain length = 1: \d+ objects?/)
+    await gitIn(gitdir, "fsck", "--full", "--strict")
+    // every file of the tip (and only the tip: the first commit's n0.md is not there), read natively as git reads it
+    const listing = (await gitIn(gitdir, "ls-tree", "-r", tip)).trim().split("\n")
+    expect(listing).toHaveLength(60)
+    const reader = openObjectReader(gitdir)
+    for (const line of listing) {
+      const oid = line.split(/\s+/)[2] ?? ""
+      expect(reader.read(oid)?.content.toString("utf8")).toBe(await gitIn(gitdir, "cat-file", "blob", oid))
+    }
+    reader.close()
+    await expect(gitIn(gitdir, "cat-file", "-e", `${tip}~1`)).rejects.toThrow()
+    await wc.remove()
+  })
+
+  it("answers undefined for a branch the repository does not have, and for an empty repository", async () => {
+    const url = await server.createRepo("branches")
+    const gitdir = await bareRepo("branches-clone")
+    expect(await shallowClone({ gitdir, url, branch: "main", headers: {}, timeoutMillis: 10_000 })).toBeUndefined()
+    const wc = await workingCopy(url)
+    fs.writeFileSync(join(wc.dir, "a.md"), "a\n")
+    await wc.commitAndPush("on main")
+    expect(await shallowClone({ gitdir, url, branch: "research/drafts", headers: {}, timeoutMillis: 10_000 })).toBeUndefined()
+    await wc.git("checkout", "--quiet", "-b", "research/drafts")
+    const drafts = await wc.commitAndPush("on drafts", "research/drafts")
+    expect(await shallowClone({ gitdir, url, branch: "research/drafts", headers: {}, timeoutMillis: 10_000 })).toBe(drafts)
+    expect(await readFile(join(gitdir, "refs/remotes/origin/research/drafts"), "utf8")).toBe(`${drafts}\n`)
+    await wc.remove()
+  })
+
+  it("fails with the host's status when it refuses", async () => {
+    const url = await server.createRepo("down")
+    server.failWith(503, 1)
+    await expect(shallowClone({ gitdir: await bareRepo("down-clone"), url, branch: "main", headers: {}, timeoutMillis: 10_000 })).rejects.toThrow(/503/)
+  })
+})
