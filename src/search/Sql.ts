@@ -184,22 +184,53 @@ ${INDEXED.map(triggers).join("")}`
 /** Kinds whose trigger queues the record instead of indexing it (migration 5): written in bulk by git sync. */
 export const QUEUED_KINDS: ReadonlyArray<SearchKind> = ["files"]
 
-const queuedTriggerFunction = (t: Indexed): string => `
-CREATE OR REPLACE FUNCTION search_index_${t.table}() RETURNS trigger LANGUAGE plpgsql AS $fn$
-BEGIN
-  -- a removed record leaves the index at once (cheap); a written one is queued for SearchIndexer
-  IF TG_OP = 'DELETE' OR (TG_OP = 'UPDATE' AND (OLD.lab_id IS DISTINCT FROM NEW.lab_id OR OLD.${t.key} IS DISTINCT FROM NEW.${t.key})) THEN
-    DELETE FROM search_documents WHERE lab_id = OLD.lab_id AND kind = '${t.kind}' AND ref = OLD.${t.key}::text;
-  END IF;
-  IF TG_OP <> 'DELETE' THEN
-    INSERT INTO search_queue (lab_id, kind, ref, version)
-    VALUES (NEW.lab_id, '${t.kind}', NEW.${t.key}::text, nextval('search_queue_version'))
-    ON CONFLICT (lab_id, kind, ref) DO UPDATE SET version = EXCLUDED.version;
-  END IF;
+/**
+ * A queued table's row triggers (migration 4) give way to statement triggers
+ * over transition tables: a sync's upsert of 500 files queues them in one
+ * statement instead of 500 trigger calls. A removed (or moved) record leaves the
+ * index at once; a written one whose indexed columns changed is queued.
+ */
+const queueTriggers = (t: Indexed): string => {
+  const fn = `search_queue_${t.table}`
+  const sameKey = (a: string, b: string) => `${a}.lab_id = ${b}.lab_id AND ${a}.${t.key} = ${b}.${t.key}`
+  const unchanged = t.columns.map((c) => `o.${c} IS NOT DISTINCT FROM n.${c}`).join(" AND ")
+  const queue = (where: string) => `
+  INSERT INTO search_queue (lab_id, kind, ref, version)
+  SELECT n.lab_id, '${t.kind}', n.${t.key}::text, nextval('search_queue_version') FROM search_new n${where}
+  ON CONFLICT (lab_id, kind, ref) DO UPDATE SET version = EXCLUDED.version;`
+  const unindex = (where: string) => `
+  DELETE FROM search_documents d USING search_old o
+  WHERE d.lab_id = o.lab_id AND d.kind = '${t.kind}' AND d.ref = o.${t.key}::text${where};`
+  return `
+DROP TRIGGER search_index ON ${t.table};
+DROP TRIGGER search_index_update ON ${t.table};
+DROP FUNCTION search_index_${t.table}();
+
+CREATE FUNCTION ${fn}_inserted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN${queue("")}
   RETURN NULL;
 END
 $fn$;
+CREATE FUNCTION ${fn}_updated() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN${unindex(`
+    AND NOT EXISTS (SELECT 1 FROM search_new n WHERE ${sameKey("n", "o")})`)}${queue(`
+  WHERE NOT EXISTS (SELECT 1 FROM search_old o WHERE ${sameKey("o", "n")} AND ${unchanged})`)}
+  RETURN NULL;
+END
+$fn$;
+CREATE FUNCTION ${fn}_deleted() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN${unindex("")}
+  RETURN NULL;
+END
+$fn$;
+CREATE TRIGGER search_queue_inserted AFTER INSERT ON ${t.table}
+  REFERENCING NEW TABLE AS search_new FOR EACH STATEMENT EXECUTE FUNCTION ${fn}_inserted();
+CREATE TRIGGER search_queue_updated AFTER UPDATE ON ${t.table}
+  REFERENCING OLD TABLE AS search_old NEW TABLE AS search_new FOR EACH STATEMENT EXECUTE FUNCTION ${fn}_updated();
+CREATE TRIGGER search_queue_deleted AFTER DELETE ON ${t.table}
+  REFERENCING OLD TABLE AS search_old FOR EACH STATEMENT EXECUTE FUNCTION ${fn}_deleted();
 `
+}
 
 /** Index a queued record of one kind from its table, or drop its document when the record is gone. */
 const drainBranch = (t: Indexed): string => `
@@ -251,4 +282,4 @@ BEGIN
   RETURN taken;
 END
 $fn$;
-${INDEXED.filter((t) => QUEUED_KINDS.includes(t.kind)).map(queuedTriggerFunction).join("")}`
+${INDEXED.filter((t) => QUEUED_KINDS.includes(t.kind)).map(queueTriggers).join("")}`

@@ -21,6 +21,8 @@ import { UsersRepo } from "../../src/auth/UsersRepo.js"
 import { migrations } from "../../src/db/Migrations.js"
 import { runMigrations } from "../../src/db/Migrator.js"
 import { isUniqueViolation } from "../../src/db/SqlErrors.js"
+import type { File } from "../../src/files/File.js"
+import { FilesRepo } from "../../src/files/FilesRepo.js"
 import type { Page } from "../../src/http/Envelope.js"
 import { PageParams, type PageQuery, pageQuery as toPageQuery } from "../../src/http/Pagination.js"
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
@@ -88,7 +90,7 @@ const Names = Schema.Array(Schema.Struct({ name: Schema.String }))
 const Ids = Schema.Array(Schema.Struct({ id: Schema.Number }))
 const CurrentSchema = Schema.Tuple(Schema.Struct({ schema: Schema.String }))
 
-const Repositories = Layer.mergeAll(LabsRepo.Default, ApiKeysRepo.Default, UsersRepo.Default, TasksRepo.Default)
+const Repositories = Layer.mergeAll(LabsRepo.Default, ApiKeysRepo.Default, UsersRepo.Default, TasksRepo.Default, FilesRepo.Default)
 
 // ---------------------------------------------------------------------------
 // the contract
@@ -326,6 +328,42 @@ const repositoryContract = (backend: Backend) =>
             expect(yield* tasks.delete(lab.id, doomed.id)).toEqual(Option.some(doomed))
             expect((yield* tasks.list(lab.id, { ...(yield* pageQuery(10)), status: none })).items).toEqual([])
             expect(yield* tasks.delete(lab.id, doomed.id)).toEqual(Option.none())
+          })
+        )
+      })
+
+      describe("files", () => {
+        it.effect("a bulk upsert stores every file as given, however awkward its text, and updates on a second pass", () =>
+          Effect.gen(function* () {
+            const labs = yield* LabsRepo
+            const files = yield* FilesRepo
+            const lab = yield* labs.insert({ slug: unique("files"), name: "Files", plan: "team" })
+            // what an array literal must escape: quotes, braces, commas, backslashes, NULL, empty, newlines, tabs, non-ASCII
+            const texts = ['say "hi"', "{a,b}", "a,b", "back\\slash \\", "NULL", "", "line\nline\r\n\tend", "ünïcödé ✓ 𝛼", "'single'"]
+            const at = new Date(Math.floor(Date.now() / 1000) * 1000)
+            const file = (i: number, content: string, fromGit: boolean): File => ({
+              labId: lab.id,
+              path: `/bulk/${i} {x}, "y".md`,
+              content,
+              size: Buffer.byteLength(content),
+              sha: `${i}`.padStart(40, "0"),
+              source: fromGit ? "git" : "api",
+              fromGit,
+              createdAt: at,
+              updatedAt: at
+            })
+            const many = Array.from({ length: 1_203 }, (_, i) => file(i, texts[i % texts.length] ?? "", i % 2 === 0))
+            yield* files.upsertMany(many)
+            for (const i of [0, 1, 2, 3, 4, 5, 6, 7, 8, 600, 1_202]) {
+              expect(yield* files.find(lab.id, `/bulk/${i} {x}, "y".md`)).toEqual(Option.some(many[i]))
+            }
+            const states = yield* files.states(lab.id, many.map((f) => f.path))
+            expect(states.size).toBe(1_203)
+
+            const later = new Date(at.getTime() + 5_000)
+            yield* files.upsertMany([{ ...file(3, "changed", true), updatedAt: later }])
+            const changed = Option.getOrThrow(yield* files.find(lab.id, `/bulk/3 {x}, "y".md`))
+            expect([changed.content, changed.size, changed.updatedAt, changed.createdAt]).toEqual(["changed", 7, later, at])
           })
         )
       })

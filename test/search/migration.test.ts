@@ -127,6 +127,10 @@ describe("the search queue (migration 5)", () => {
     await drain(db, null)
     const body = await db.query<{ body: string }>(`SELECT body FROM search_documents WHERE ref = '/a.md'`)
     expect(body.rows).toEqual([{ body: "third attempt" }])
+    // a write that leaves the indexed columns as they were queues nothing
+    await db.exec(`UPDATE files SET size = 0, updated_at = now()`)
+    await writeFile(db, "lab_1", "/a.md", "third attempt")
+    expect(await queued(db)).toEqual([])
 
     await db.exec(`UPDATE files SET path = '/b.md' WHERE path = '/a.md'`)
     expect((await documents(db)).map((d) => d.ref)).toEqual([])
