@@ -6,7 +6,7 @@ import { join } from "node:path"
 import { Git, GitError, PushRejected, type GitRemote } from "../../src/sync/Git.js"
 import { authHeaders, makeHttpClient, thinPackFetch } from "./HttpClient.js"
 import * as Iso from "./IsoOps.js"
-import { openObjectReader } from "./PackReader.js"
+import { openObjectReader, withPreloaded } from "./PackReader.js"
 import { shallowClone, Unsupported } from "./ShallowClone.js"
 
 export interface GitDiskOptions {
@@ -68,7 +68,11 @@ export const layer = (options: GitDiskOptions) =>
         const cloned = yield* firstClone(r.gitdir, remote)
         if (Option.isSome(cloned)) {
           if (Option.isNone(cloned.value)) return Option.none()
-          return Option.some(yield* Iso.headOf(r, cloned.value.value))
+          const { tip, objects } = cloned.value.value
+          const fresh = { ...r, objects: withPreloaded(openObjectReader(r.gitdir), objects) }
+          r.objects?.close()
+          repos.set(labId, fresh)
+          return Option.some(yield* Iso.headOf(fresh, tip))
         }
         const result = yield* Effect.tryPromise({
           try: () =>
@@ -110,14 +114,14 @@ export const layer = (options: GitDiskOptions) =>
       Effect.tryPromise({
         try: async () => {
           if (fs.existsSync(join(gitdir, "refs", "remotes", "origin", ...remote.branch.split("/")))) return Option.none()
-          const tip = await shallowClone({
+          const cloned = await shallowClone({
             gitdir,
             url: remote.url,
             branch: remote.branch,
             headers: authHeaders(Option.getOrUndefined(remote.token)),
             timeoutMillis: options.timeoutMillis
           })
-          return Option.some(Option.fromNullable(tip))
+          return Option.some(Option.fromNullable(cloned))
         },
         catch: (cause) => cause
       }).pipe(

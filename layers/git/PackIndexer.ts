@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { inflateSync } from "node:zlib"
-import { applyDelta, type ObjectType } from "./PackReader.js"
+import { applyDelta, type GitObject, type ObjectType } from "./PackReader.js"
 
 /**
  * Builds the version-2 .idx of a complete (not thin) pack with node's native
@@ -121,8 +121,8 @@ export interface IndexedPack {
   /** The pack's own checksum (hex): its name is pack-<checksum>.pack. */
   readonly checksum: string
   readonly idx: Buffer
-  /** Object ids in the pack. */
-  readonly ids: ReadonlySet<string>
+  /** The pack's objects by id, inflated and resolved (a first sync reads them next: no second inflate). */
+  readonly objects: ReadonlyMap<string, GitObject>
 }
 
 /** Resolve every object's id (deltas applied to their bases) and build the .idx. */
@@ -131,17 +131,18 @@ export const indexPack = (pack: Buffer): IndexedPack => {
   const byOffset = new Map<number, number>()
   entries.forEach((e, i) => byOffset.set(e.offset, i))
   const ids: Array<string | undefined> = new Array(entries.length)
-  const resolved = new Map<number, { readonly type: ObjectType; readonly content: Buffer }>()
+  const resolved = new Map<number, GitObject>()
   const byId = new Map<string, number>()
+  const objects = new Map<string, GitObject>()
 
   // bases are resolved once and kept while a delta may still need them; a pack lists a delta after its
   // offset base, so walking in order resolves every OFS_DELTA chain; REF_DELTAs wait for their base's id
-  const resolve = (i: number, depth: number): { readonly type: ObjectType; readonly content: Buffer } | undefined => {
+  const resolve = (i: number, depth: number): GitObject | undefined => {
     const known = resolved.get(i)
     if (known) return known
     const entry = entries[i]
     if (entry === undefined || depth > 10_000) throw new PackError("delta chain too deep")
-    let object: { readonly type: ObjectType; readonly content: Buffer }
+    let object: GitObject
     if (entry.type !== undefined) {
       object = { type: entry.type, content: entry.data }
     } else {
@@ -158,6 +159,7 @@ export const indexPack = (pack: Buffer): IndexedPack => {
     const id = idOf(object.type, object.content)
     ids[i] = id
     byId.set(id, i)
+    objects.set(id, object)
     return object
   }
 
@@ -167,7 +169,7 @@ export const indexPack = (pack: Buffer): IndexedPack => {
     if (left.length === unresolved.length) throw new PackError("a delta's base is not in the pack (a thin pack)")
     unresolved = left
   }
-  return { checksum: pack.toString("hex", pack.length - 20), idx: buildIdx(entries, ids, pack.subarray(pack.length - 20)), ids: new Set(byId.keys()) }
+  return { checksum: pack.toString("hex", pack.length - 20), idx: buildIdx(entries, ids, pack.subarray(pack.length - 20)), objects }
 }
 
 const buildIdx = (entries: ReadonlyArray<Entry>, ids: ReadonlyArray<string | undefined>, packChecksum: Buffer): Buffer => {

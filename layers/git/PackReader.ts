@@ -319,3 +319,29 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
 
   return { read, close }
 }
+
+/** Objects handed to `withPreloaded` are kept only up to this many bytes in all. */
+const PRELOADED_BYTES = 256 * 1024 * 1024
+
+/**
+ * A reader that first hands out objects already in memory (a first clone's, its
+ * ids computed from their content), each once: it is dropped when read. Then
+ * it reads the store. Beyond PRELOADED_BYTES nothing is kept.
+ */
+export const withPreloaded = (reader: ObjectReader, objects: ReadonlyMap<string, GitObject>): ObjectReader => {
+  let bytes = 0
+  for (const object of objects.values()) bytes += object.content.length
+  const preloaded = bytes <= PRELOADED_BYTES ? new Map(objects) : new Map<string, GitObject>()
+  return {
+    read: (oid) => {
+      const object = preloaded.get(oid)
+      if (object === undefined) return reader.read(oid)
+      preloaded.delete(oid)
+      return object
+    },
+    close: () => {
+      preloaded.clear()
+      reader.close()
+    }
+  }
+}

@@ -1,6 +1,7 @@
 import { mkdir, rename, writeFile } from "node:fs/promises"
 import { dirname, join } from "node:path"
 import { indexPack } from "./PackIndexer.js"
+import type { GitObject } from "./PackReader.js"
 
 /**
  * A lab's first fetch: the branch tip at depth 1 over git's smart HTTP
@@ -119,8 +120,14 @@ const fetchPack = async (req: CloneRequest, tip: string, signal: AbortSignal): P
   return Buffer.concat(pack)
 }
 
-/** Clone the branch tip at depth 1 into `gitdir`; its commit id, or undefined when the branch does not exist. */
-export const shallowClone = async (req: CloneRequest): Promise<string | undefined> => {
+export interface Cloned {
+  readonly tip: string
+  /** The objects fetched, by id (IndexedPack.objects). */
+  readonly objects: ReadonlyMap<string, GitObject>
+}
+
+/** Clone the branch tip at depth 1 into `gitdir`; undefined when the branch does not exist. */
+export const shallowClone = async (req: CloneRequest): Promise<Cloned | undefined> => {
   const signal = AbortSignal.timeout(req.timeoutMillis)
   const { tip, capabilities } = await advertisement(req, signal)
   if (tip === undefined) return undefined
@@ -129,7 +136,7 @@ export const shallowClone = async (req: CloneRequest): Promise<string | undefine
   }
   const pack = await fetchPack(req, tip, signal)
   const indexed = indexPack(pack)
-  if (!indexed.ids.has(tip)) throw new Error(`upload-pack: the pack lacks the commit ${tip}`)
+  if (!indexed.objects.has(tip)) throw new Error(`upload-pack: the pack lacks the commit ${tip}`)
   const base = join(req.gitdir, "objects", "pack", `pack-${indexed.checksum}`)
   await mkdir(dirname(base), { recursive: true })
   // the .idx last: a reader sees a pack only once both files are whole
@@ -141,5 +148,5 @@ export const shallowClone = async (req: CloneRequest): Promise<string | undefine
   const ref = join(req.gitdir, "refs", "remotes", "origin", ...req.branch.split("/"))
   await mkdir(dirname(ref), { recursive: true })
   await writeFile(ref, `${tip}\n`)
-  return tip
+  return { tip, objects: indexed.objects }
 }

@@ -67,10 +67,10 @@ export class FilesRepo extends Effect.Service<FilesRepo>()("FilesRepo", {
     const states = (labId: string, paths: ReadonlyArray<string>) =>
       Effect.gen(function* () {
         const out = new Map<string, StoredState>()
-        for (let i = 0; i < paths.length; i += 1000) {
-          const chunk = paths.slice(i, i + 1000)
+        for (let i = 0; i < paths.length; i += 5000) {
+          const chunk = paths.slice(i, i + 5000)
           const rows = yield* sql<{ path: string; sha: string; fromGit: boolean }>`
-            SELECT path, sha, from_git FROM files WHERE lab_id = ${labId} AND path IN ${sql.in(chunk)}`
+            SELECT path, sha, from_git FROM files WHERE lab_id = ${labId} AND path = ANY (${chunk}::text[])`
           for (const row of rows) out.set(row.path, { sha: row.sha, fromGit: row.fromGit })
         }
         return out
@@ -83,9 +83,10 @@ export class FilesRepo extends Effect.Service<FilesRepo>()("FilesRepo", {
         (rows) => rows.map((r) => r.path)
       )
 
-    /** Sync: write many files at once (chunks keep statements small). */
-    // one array per column (unnest): a statement's parameters stay nine however many rows it carries, and both
-    // drivers bind them faster than a VALUES list of nine per row
+    /**
+     * Sync: write many files at once, in chunks. One array per column (unnest): a statement has nine parameters
+     * however many rows it carries, which both drivers bind faster than a VALUES list of nine per row.
+     */
     const upsertMany = (files: ReadonlyArray<File>) =>
       Effect.forEach(
         chunks(files, 500),
@@ -105,8 +106,8 @@ export class FilesRepo extends Effect.Service<FilesRepo>()("FilesRepo", {
 
     const removeMany = (labId: string, paths: ReadonlyArray<string>) =>
       Effect.forEach(
-        chunks(paths, 1000),
-        (chunk) => sql`DELETE FROM files WHERE lab_id = ${labId} AND path IN ${sql.in(chunk)}`,
+        chunks(paths, 5000),
+        (chunk) => sql`DELETE FROM files WHERE lab_id = ${labId} AND path = ANY (${chunk}::text[])`,
         { discard: true }
       )
 

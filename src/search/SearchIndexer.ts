@@ -30,7 +30,16 @@ export class SearchIndexer extends Effect.Service<SearchIndexer>()("SearchIndexe
     const drain = (labId: string | null) =>
       Effect.iterate(BATCH, { while: (taken) => taken > 0, body: () => batch(labId) })
 
-    yield* inBackground(drain(null)).pipe(
+    /** In the background, each batch is followed by a pause as long as it took: the indexer keeps to half a core. */
+    const drainGently = Effect.iterate(BATCH, {
+      while: (taken) => taken > 0,
+      body: () =>
+        Effect.timed(inBackground(batch(null))).pipe(
+          Effect.flatMap(([took, taken]) => Effect.as(Effect.sleep(took), taken))
+        )
+    })
+
+    yield* drainGently.pipe(
       Effect.catchAllCause((cause) => Effect.logWarning("search indexer: a batch failed; retrying", cause)),
       Effect.repeat(Schedule.spaced(IDLE_POLL)),
       Effect.forkScoped

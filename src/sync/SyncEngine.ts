@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Fiber, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { SecretBox } from "../common/SecretBox.js"
 import type { File } from "../files/File.js"
@@ -119,8 +119,8 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
         let pulled = 0
         let updated = 0
 
-        /** Read and store changed blobs a batch at a time: memory stays bounded on big trees. */
-        const applyBatch = (batch: ReadonlyArray<{ readonly path: string; readonly oid: string }>) =>
+        /** The changed blobs of a batch as files to store (the text ones: the others are skipped). */
+        const readBatch = (batch: ReadonlyArray<{ readonly path: string; readonly oid: string }>) =>
           Effect.gen(function* () {
             const upserts: Array<File> = []
             for (const { path, oid } of batch) {
@@ -147,11 +147,19 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
               if (current) updated++
               else pulled++
             }
-            yield* files.upsertMany(upserts)
+            return upserts
           })
 
         return yield* Effect.gen(function* () {
-          for (let i = 0; i < toRead.length; i += BATCH_FILES) yield* applyBatch(toRead.slice(i, i + BATCH_FILES))
+          // a batch at a time, so memory stays bounded on big trees; the database stores one batch while the
+          // next is read from git (one write in flight, on the transaction's connection)
+          let writing = Option.none<Fiber.RuntimeFiber<void>>()
+          for (let i = 0; i < toRead.length; i += BATCH_FILES) {
+            const upserts = yield* readBatch(toRead.slice(i, i + BATCH_FILES))
+            if (Option.isSome(writing)) yield* Fiber.join(writing.value)
+            writing = Option.some(yield* Effect.fork(files.upsertMany(upserts)))
+          }
+          if (Option.isSome(writing)) yield* Fiber.join(writing.value)
           // only files that came from git are ever deleted by a sync
           const removals = [...gone].filter((path) => stored.get(path)?.fromGit === true)
           yield* files.removeMany(labId, removals)

@@ -92,7 +92,7 @@ describe("the search queue (migration 5)", () => {
       [lab, path, content]
     )
 
-  it("queues written files instead of indexing them; draining indexes them, oldest first, a lab at a time", async () => {
+  it("queues written files instead of indexing them; draining indexes them, a lab at a time", async () => {
     const db = await migrated()
     await writeFile(db, "lab_1", "/a.md", "warmup schedule")
     await writeFile(db, "lab_2", "/b.md", "cosine decay")
