@@ -71,11 +71,12 @@ afterAll(async () => {
 })
 
 describe("GET /api/v1/search", () => {
-  it("indexes the six kinds through triggers on their tables", async () => {
+  it("indexes the six kinds through triggers on their tables (files through the queue's)", async () => {
     const tables = await fx.server.sql((sql) =>
       Effect.map(
         sql<{ table: string }>`SELECT DISTINCT c.relname AS table FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-          WHERE t.tgname IN ('search_index', 'search_index_update') ORDER BY 1`,
+          WHERE t.tgname IN ('search_index', 'search_index_update', 'search_queue_inserted', 'search_queue_updated', 'search_queue_deleted')
+          ORDER BY 1`,
         (rows) => rows.map((r) => r.table)
       )
     )
