@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto"
-import { inflateSync } from "node:zlib"
+import { crc32, inflateSync } from "node:zlib"
 import { applyDelta, type GitObject, type ObjectType } from "./PackReader.js"
 
 /**
@@ -32,27 +32,12 @@ const isInflateInfo = (value: unknown): value is InflateInfo =>
   "bytesWritten" in value.engine &&
   typeof value.engine.bytesWritten === "number"
 
-/** Inflate the zlib stream at the start of `input`: its content and how many input bytes it took. */
-const inflateHead = (input: Buffer): { readonly content: Buffer; readonly consumed: number } => {
-  const result: unknown = inflateSync(input, { info: true })
+/** Inflate the zlib stream at the start of `input` into `size` bytes: its content and how many input bytes it took. */
+const inflateHead = (input: Buffer, size: number): { readonly content: Buffer; readonly consumed: number } => {
+  // an output chunk of the expected size: zlib's default 16 KiB per call was most of the indexing's allocations
+  const result: unknown = inflateSync(input, { info: true, chunkSize: Math.max(64, size + 1) })
   if (!isInflateInfo(result)) throw new PackError("zlib gave no stream length")
   return { content: result.buffer, consumed: result.engine.bytesWritten }
-}
-
-const CRC_TABLE = (() => {
-  const table = new Int32Array(256)
-  for (let n = 0; n < 256; n++) {
-    let c = n
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1
-    table[n] = c
-  }
-  return table
-})()
-
-const crc32 = (bytes: Buffer): number => {
-  let crc = -1
-  for (let i = 0; i < bytes.length; i++) crc = (CRC_TABLE[(crc ^ (bytes[i] ?? 0)) & 0xff] ?? 0) ^ (crc >>> 8)
-  return (crc ^ -1) >>> 0
 }
 
 interface Entry {
@@ -105,7 +90,7 @@ const readEntries = (pack: Buffer): Array<Entry> => {
     } else if (TYPES[kind] === undefined) {
       throw new PackError(`entry at ${offset}: unknown type ${kind}`)
     }
-    const { content, consumed } = inflateHead(pack.subarray(pos, end))
+    const { content, consumed } = inflateHead(pack.subarray(pos, end), size)
     if (content.length !== size) throw new PackError(`entry at ${offset}: ${content.length} bytes, expected ${size}`)
     pos += consumed
     entries.push({ offset, crc: crc32(pack.subarray(offset, pos)), data: content, type: TYPES[kind], baseOffset, baseId })
