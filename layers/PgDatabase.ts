@@ -1,6 +1,7 @@
 import { PgClient } from "@effect/sql-pg"
-import { Redacted, String } from "effect"
+import { Redacted } from "effect"
 import * as pg from "pg"
+import { camelToSnake, snakeToCamel } from "./SqlNames.js"
 
 /** int8 as a JS number, as PGlite returns it, so both drivers decode alike. */
 const types = {
@@ -15,7 +16,7 @@ export const layer = (url: Redacted.Redacted<string>, maxConnections = 10) =>
     types,
     applicationName: "lab-service",
     // columns are snake_case in SQL and camelCase in rows; JSON values are left as stored
-    transformQueryNames: String.camelToSnake,
-    transformResultNames: String.snakeToCamel,
+    transformQueryNames: camelToSnake,
+    transformResultNames: snakeToCamel,
     transformJson: false
   })

@@ -5,7 +5,8 @@ import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { PGlite } from "@electric-sql/pglite"
 import * as Statement from "@effect/sql/Statement"
-import { Effect, Layer, Queue, Stream, String } from "effect"
+import { Effect, Layer, Queue, Stream } from "effect"
+import { camelToSnake, snakeToCamel } from "./SqlNames.js"
 
 type Rows = ReadonlyArray<Record<string, unknown>>
 type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
@@ -58,8 +59,8 @@ export const make = (dataDir: string | undefined) =>
     return yield* SqlClient.make({
       acquirer: acquire,
       transactionAcquirer: acquire,
-      compiler: PgClient.makeCompiler(String.camelToSnake, false),
-      transformRows: Statement.defaultTransforms(String.snakeToCamel, false).array,
+      compiler: PgClient.makeCompiler(camelToSnake, false),
+      transformRows: Statement.defaultTransforms(snakeToCamel, false).array,
       spanAttributes: [["db.system.name", "pglite"]]
     })
   })
