@@ -8,7 +8,6 @@ import {
   HttpServer,
   Path
 } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer, Option, type Redacted, Scope } from "effect"
 import { createServer } from "node:http"
 import { JwtVerifier, type JwtSettings } from "../src/auth/JwtVerifier.js"
@@ -21,6 +20,7 @@ import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
 import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
+import * as NodeServer from "./NodeServer.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
@@ -88,7 +88,7 @@ export const server = (settings: AppSettings) =>
   serveApi.pipe(
     Layer.provide(ApiLive),
     Layer.provideMerge(
-      NodeHttpServer.layer(() => createServer({ IncomingMessage: LimitedIncomingMessage }), {
+      NodeServer.layer(() => createServer({ IncomingMessage: LimitedIncomingMessage }), {
         port: settings.port,
         host: settings.host
       })
