@@ -1,6 +1,14 @@
-import { HttpApiBuilder } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { Layer, Option, type Redacted } from "effect"
+import {
+  Etag,
+  FileSystem,
+  HttpApiBuilder,
+  HttpMiddleware,
+  HttpPlatform,
+  type HttpRouter,
+  HttpServer,
+  Path
+} from "@effect/platform"
+import { Context, Effect, Layer, Option, type Redacted, Scope } from "effect"
 import { createServer } from "node:http"
 import { JwtVerifier, type JwtSettings } from "../src/auth/JwtVerifier.js"
 import { AdminKey } from "../src/auth/Identity.js"
@@ -12,6 +20,7 @@ import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
 import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
+import * as NodeServer from "./NodeServer.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
@@ -56,18 +65,38 @@ export const environment = (settings: AppSettings) => {
   ).pipe(Layer.provideMerge(database))
 }
 
+/**
+ * HttpApiBuilder.serve, with each request's context cut to what the app asks
+ * for (HttpRouter's DefaultServices). The handlers keep the services they were
+ * built with; a request's context is copied several times on its way through
+ * the router and middleware, and should not carry every service of the instance.
+ */
+const serveApi = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const app = yield* HttpApiBuilder.httpApp
+    const server = yield* HttpServer.HttpServer
+    yield* Effect.mapInputContext(
+      server.serve(app),
+      (context: Context.Context<Scope.Scope | HttpRouter.HttpRouter.DefaultServices>) =>
+        Context.pick(Scope.Scope, HttpPlatform.HttpPlatform, Etag.Generator, FileSystem.FileSystem, Path.Path)(context)
+    )
+  })
+).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
+
 /** The API served over node:http on the configured host and port. */
 export const server = (settings: AppSettings) =>
-  HttpApiBuilder.serve().pipe(
+  serveApi.pipe(
     Layer.provide(ApiLive),
     Layer.provideMerge(
-      NodeHttpServer.layer(() => createServer({ IncomingMessage: LimitedIncomingMessage }), {
+      NodeServer.layer(() => createServer({ IncomingMessage: LimitedIncomingMessage }), {
         port: settings.port,
         host: settings.host
       })
     ),
     // the database is open and migrated before the port opens: no request waits on start-up
     Layer.provideMerge(environment(settings)),
-    // no tracer is configured: do not pay for spans on every request and statement
-    Layer.provide(Layer.setTracerEnabled(false))
+    // no tracer is configured: do not pay for spans on every request and statement, nor for the server's
+    // request span (annotating it parses every request's URL and copies its headers, span or no span)
+    Layer.provide(Layer.setTracerEnabled(false)),
+    Layer.provide(Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true))
   )

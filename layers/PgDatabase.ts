@@ -1,11 +1,24 @@
 import { PgClient } from "@effect/sql-pg"
-import { Redacted, String } from "effect"
+import { Redacted } from "effect"
 import * as pg from "pg"
+import { parseTimestamptz } from "./PgTimestamps.js"
+import { camelToSnake, snakeToCamel } from "./SqlNames.js"
 
-/** int8 as a JS number, as PGlite returns it, so both drivers decode alike. */
+const INT8 = 20
+const TIMESTAMPTZ = 1184
+const timestamptz = parseTimestamptz(pg.types.getTypeParser(TIMESTAMPTZ, "text"))
+
+/**
+ * int8 as a JS number, as PGlite returns it, so both drivers decode alike;
+ * timestamptz as pg parses it, through a fast path for UTC (layers/PgTimestamps.ts).
+ */
 const types = {
   getTypeParser: (oid: number, format?: "text" | "binary") =>
-    oid === 20 ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format)
+    oid === INT8
+      ? (value: string) => Number(value)
+      : oid === TIMESTAMPTZ && format !== "binary"
+        ? timestamptz
+        : pg.types.getTypeParser(oid, format)
 } as pg.CustomTypesConfig
 
 export const layer = (url: Redacted.Redacted<string>, maxConnections = 10) =>
@@ -15,7 +28,7 @@ export const layer = (url: Redacted.Redacted<string>, maxConnections = 10) =>
     types,
     applicationName: "lab-service",
     // columns are snake_case in SQL and camelCase in rows; JSON values are left as stored
-    transformQueryNames: String.camelToSnake,
-    transformResultNames: String.snakeToCamel,
+    transformQueryNames: camelToSnake,
+    transformResultNames: snakeToCamel,
     transformJson: false
   })

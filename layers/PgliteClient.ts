@@ -4,9 +4,10 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Statement from "@effect/sql/Statement"
-import { Effect, FiberRef, Layer, Stream, String } from "effect"
+import { Effect, FiberRef, Layer, Stream } from "effect"
 import { BackgroundWork } from "../src/db/Priority.js"
 import * as PgliteWorker from "./PgliteWorker.js"
+import { camelToSnake, snakeToCamel } from "./SqlNames.js"
 
 type Rows = ReadonlyArray<Record<string, unknown>>
 type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
@@ -61,8 +62,8 @@ export const make = (dataDir: string | undefined) =>
     return yield* SqlClient.make({
       acquirer: acquire,
       transactionAcquirer: acquire,
-      compiler: PgClient.makeCompiler(String.camelToSnake, false),
-      transformRows: Statement.defaultTransforms(String.snakeToCamel, false).array,
+      compiler: PgClient.makeCompiler(camelToSnake, false),
+      transformRows: Statement.defaultTransforms(snakeToCamel, false).array,
       spanAttributes: [["db.system.name", "pglite"]]
     })
   })

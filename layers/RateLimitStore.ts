@@ -1,7 +1,8 @@
 import { RateLimiter } from "@effect/experimental"
-import { Clock, type Context, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
 import { Redis, type RedisOptions } from "ioredis"
 import { createHash } from "node:crypto"
+import { FixedWindowCounter } from "../src/ratelimit/RateLimits.js"
 
 /**
  * Stores for `@effect/experimental`'s RateLimiter with calendar (fixed) windows.
@@ -60,11 +61,13 @@ const currentWindow = (options: {
     return Effect.fail(storeError(`a fixed window must last at least 1 ms, not ${windowMillis} ms`))
   }
   const limit = options.limit
-  return Effect.map(Clock.currentTimeMillis, (now) => {
-    const index = Math.floor(now / windowMillis)
-    const end = (index + 1) * windowMillis
-    return { limit, now, index, end, ttl: end - now }
-  })
+  return Effect.map(Clock.currentTimeMillis, (now) => windowAt(limit, windowMillis, now))
+}
+
+const windowAt = (limit: number, windowMillis: number, now: number): CurrentWindow => {
+  const index = Math.floor(now / windowMillis)
+  const end = (index + 1) * windowMillis
+  return { limit, now, index, end, ttl: end - now }
 }
 
 const tokenBucketUnsupported = () =>
@@ -75,6 +78,8 @@ const tokenBucketUnsupported = () =>
 
 export interface MemoryStore {
   readonly store: Store
+  /** The same counters, answered at once (see FixedWindowCounter). */
+  readonly counter: FixedWindowCounter["Type"]
   /** How many counters are held (the current windows' only, once a past window's end has been passed). */
   readonly size: () => number
 }
@@ -98,30 +103,36 @@ export const makeMemoryStore = (): MemoryStore => {
     }
   }
 
+  const count = (key: string, tokens: number, window: CurrentWindow): readonly [count: number, ttl: number] => {
+    sweep(window.now)
+    const counterKey = `${key}:${window.index}`
+    const counter = counters.get(counterKey)
+    const total = (counter?.count ?? 0) + tokens
+    if (total > window.limit) return [total, window.ttl]
+    if (counter) counter.count = total
+    else {
+      counters.set(counterKey, { count: total, end: window.end })
+      if (window.end < nextEnd) nextEnd = window.end
+    }
+    return [total, window.ttl]
+  }
+
   const store: Store = {
-    fixedWindow: (options) =>
-      Effect.map(currentWindow(options), (window): readonly [count: number, ttl: number] => {
-        sweep(window.now)
-        const key = `${options.key}:${window.index}`
-        const counter = counters.get(key)
-        const count = (counter?.count ?? 0) + options.tokens
-        if (count > window.limit) return [count, window.ttl]
-        if (counter) counter.count = count
-        else {
-          counters.set(key, { count, end: window.end })
-          if (window.end < nextEnd) nextEnd = window.end
-        }
-        return [count, window.ttl]
-      }),
+    fixedWindow: (options) => Effect.map(currentWindow(options), (window) => count(options.key, options.tokens, window)),
     tokenBucket: tokenBucketUnsupported
   }
-  return { store, size: () => counters.size }
+  const counter: FixedWindowCounter["Type"] = {
+    fixedWindow: (key, limit, windowMillis, now) => count(key, 1, windowAt(limit, windowMillis, now))
+  }
+  return { store, counter, size: () => counters.size }
 }
 
 /** Counters in this process: right for one instance. */
-export const memory: Layer.Layer<RateLimiter.RateLimiterStore> = Layer.sync(
-  RateLimiter.RateLimiterStore,
-  () => makeMemoryStore().store
+export const memory: Layer.Layer<RateLimiter.RateLimiterStore | FixedWindowCounter> = Layer.effectContext(
+  Effect.sync(() => {
+    const { store, counter } = makeMemoryStore()
+    return Context.make(RateLimiter.RateLimiterStore, store).pipe(Context.add(FixedWindowCounter, counter))
+  })
 )
 
 // ---------------------------------------------------------------------------
@@ -203,6 +214,9 @@ const redisOptions = (url: URL): RedisOptions => ({
 export const redis = (url: URL): Layer.Layer<RateLimiter.RateLimiterStore> =>
   Layer.scoped(RateLimiter.RateLimiterStore, makeRedisStore(redisOptions(url), REDIS_PREFIX))
 
-/** The RateLimiter over Redis when a URL is given, in memory otherwise. */
-export const layer = (redisUrl: Option.Option<URL>) =>
-  RateLimiter.layer.pipe(Layer.provide(Option.match(redisUrl, { onNone: () => memory, onSome: redis })))
+/** The RateLimiter over Redis when a URL is given, in memory otherwise (which also answers at once, as FixedWindowCounter). */
+export const layer = (redisUrl: Option.Option<URL>): Layer.Layer<RateLimiter.RateLimiter> =>
+  Option.match(redisUrl, {
+    onNone: () => Layer.provideMerge(RateLimiter.layer, memory),
+    onSome: (url) => RateLimiter.layer.pipe(Layer.provide(redis(url)))
+  })

@@ -14,7 +14,10 @@
  * uses a fresh schema of its own (dropped at the end) and is skipped when the
  * server is unreachable. Knobs: BENCH_SECONDS (measured seconds per point, 8),
  * BENCH_WARMUP_SECONDS (3), BENCH_CPU_PROF=<dir> (run the service under
- * node --cpu-prof, profiles written there when it stops).
+ * node --cpu-prof, profiles written under it in service-<db>/ when it stops), BENCH_DBS and
+ * BENCH_SERVERS (comma lists to run only some points, e.g. BENCH_DBS=postgresql
+ * BENCH_SERVERS=service while iterating; the verdicts need both servers; the
+ * bare server still starts, to check that its first page is the service's).
  */
 import autocannon from "autocannon"
 import { Schema } from "effect"
@@ -43,6 +46,14 @@ const MEASURE_SECONDS = envSeconds("BENCH_SECONDS", 8)
 const WARMUP_SECONDS = envSeconds("BENCH_WARMUP_SECONDS", 3)
 const CPU_PROF_DIR = process.env["BENCH_CPU_PROF"] ? resolve(process.env["BENCH_CPU_PROF"]) : undefined
 const CONNECTIONS = [1, 50] as const
+
+const envList = <A extends string>(name: string, all: ReadonlyArray<A>): ReadonlyArray<A> => {
+  const raw = process.env[name]
+  if (raw === undefined || raw === "") return all
+  const picked = all.filter((value) => raw.split(",").map((s) => s.trim()).includes(value))
+  if (picked.length === 0) throw new Error(`${name} must list some of ${all.join(", ")}`)
+  return picked
+}
 const TASK_COUNT = 200
 const PAGE_SIZE = 20
 const TARGET_RATIO = 0.5
@@ -349,6 +360,9 @@ const measure = async (server: Server, token: string, labId: string, connections
 type Db = "pglite" | "postgresql"
 type ServerKind = "service" | "bare"
 
+const DBS = envList<Db>("BENCH_DBS", ["pglite", "postgresql"])
+const SERVERS = envList<ServerKind>("BENCH_SERVERS", ["service", "bare"])
+
 interface Row {
   readonly db: Db
   readonly server: ServerKind
@@ -377,7 +391,11 @@ const benchDatabase = async (
     RATE_LIMIT_ADMIN_PER_DAY: HUGE_LIMIT,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})
   }
-  const profileArgs = CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${CPU_PROF_DIR}`, `--cpu-prof-name=service-${db}.cpuprofile`] : []
+  // tsx passes node's flags on to the node process it starts and profiles itself too: one folder per database,
+  // node's default names (with the pid) so neither profile overwrites the other; the service's is the larger
+  const profileDir = CPU_PROF_DIR ? join(CPU_PROF_DIR, `service-${db}`) : undefined
+  if (profileDir) mkdirSync(profileDir, { recursive: true })
+  const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []
   const service = spawnServer("service", [...profileArgs, "src/main.ts"], serviceEnv, servicePort, join(workDir, `service-${db}.log`))
   let started = Date.now()
   await waitReady(service)
@@ -388,7 +406,7 @@ const benchDatabase = async (
   console.log(
     `[${db}] service ready in ${serviceStart.toFixed(1)} s; seeded 1 lab + ${TASK_COUNT} tasks through the API in ${((Date.now() - started) / 1000).toFixed(1)} s`
   )
-  for (const connections of CONNECTIONS) {
+  for (const connections of SERVERS.includes("service") ? CONNECTIONS : []) {
     const m = await measure(service, adminKey, labId, connections)
     rows.push({ db, server: "service", connections, m })
     console.log(`[${db}] service  ${String(connections).padStart(2)} conns: ${fmtRow(m)}`)
@@ -408,7 +426,7 @@ const benchDatabase = async (
   await waitReady(bare)
   checkSamePage(servicePage, await firstPage(bare, adminKey, labId))
   console.log(`[${db}] bare server ready; its first page is the service's (same tasks, cursor and has_more)`)
-  for (const connections of CONNECTIONS) {
+  for (const connections of SERVERS.includes("bare") ? CONNECTIONS : []) {
     const m = await measure(bare, adminKey, labId, connections)
     rows.push({ db, server: "bare", connections, m })
     console.log(`[${db}] bare     ${String(connections).padStart(2)} conns: ${fmtRow(m)}`)
@@ -555,8 +573,8 @@ const main = async () => {
 
   const rows: Array<Row> = []
   try {
-    rows.push(...(await benchDatabase("pglite", workDir, adminKey, undefined)))
-    const pgUrl = await preparePostgres(process.env["DATABASE_URL"] || DEFAULT_PG_URL)
+    if (DBS.includes("pglite")) rows.push(...(await benchDatabase("pglite", workDir, adminKey, undefined)))
+    const pgUrl = DBS.includes("postgresql") ? await preparePostgres(process.env["DATABASE_URL"] || DEFAULT_PG_URL) : undefined
     if (pgUrl) rows.push(...(await benchDatabase("postgresql", workDir, adminKey, pgUrl)))
   } finally {
     await cleanupAll()

@@ -6,6 +6,8 @@ import { Activity } from "./Activity.js"
 
 const Row = Schema.typeSchema(Activity)
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class ActivityRepo extends Effect.Service<ActivityRepo>()("ActivityRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -24,7 +26,7 @@ export class ActivityRepo extends Effect.Service<ActivityRepo>()("ActivityRepo",
         const rows = yield* sql`
           SELECT * FROM activity WHERE lab_id = ${labId} AND ${keyset(sql, query.cursor)}
           ORDER BY created_at DESC, id DESC LIMIT ${query.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), query.limit)
+        return pageOf(yield* decodeRows(rows), query.limit)
       }).pipe(Effect.orDie)
 
     return { record, list }

@@ -10,6 +10,8 @@ export interface AgentFilter extends PageQuery {
   readonly status: Option.Option<AgentStatus>
 }
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class AgentsRepo extends Effect.Service<AgentsRepo>()("AgentsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -23,7 +25,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("AgentsRepo", {
             AND ${keyset(sql, filter.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), filter.limit)
+        return pageOf(yield* decodeRows(rows), filter.limit)
       })
 
     const find = SqlSchema.findOne({

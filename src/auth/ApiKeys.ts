@@ -24,24 +24,30 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
   effect: Effect.gen(function* () {
     const repo = yield* ApiKeysRepo
     const labs = yield* LabsRepo
-    const cache = new Map<string, { readonly key: Option.Option<ApiKey>; readonly at: number }>()
+    // by secret hash: the principal of a live key (None for no such key), and when it was read
+    const cache = new Map<string, { readonly principal: Option.Option<Principal>; readonly at: number }>()
 
-    /** The principal of a key secret, if the key exists, is not revoked and has not expired. */
-    const authenticate = (secret: string) =>
-      Effect.gen(function* () {
-        const hash = sha256Hex(secret)
-        const now = Date.now()
-        const hit = cache.get(hash)
-        let key: Option.Option<ApiKey>
-        if (hit && now - hit.at < CACHE_MILLIS) {
-          key = hit.key
-        } else {
-          key = yield* repo.useByHash(hash)
-          if (cache.size > 10_000) cache.clear()
-          cache.set(hash, { key, at: now })
-        }
-        return Option.filter(key, (k) => k.expiresAt === null || k.expiresAt.getTime() > now).pipe(Option.map(toPrincipal))
+    const live = (principal: Option.Option<Principal>, now: number) =>
+      Option.isSome(principal) && principal.value.expiresAt !== null && principal.value.expiresAt.getTime() <= now
+        ? Option.none()
+        : principal
+
+    /**
+     * The principal of the key whose secret hashes (sha256, hex) to this, if the
+     * key exists, is not revoked and has not expired. Within CACHE_MILLIS of the
+     * last look, answered from memory.
+     */
+    const authenticate = (secretHash: string): Effect.Effect<Option.Option<Principal>> => {
+      const now = Date.now()
+      const hit = cache.get(secretHash)
+      if (hit && now - hit.at < CACHE_MILLIS) return Effect.succeed(live(hit.principal, now))
+      return Effect.map(repo.useByHash(secretHash), (key) => {
+        const principal = Option.map(key, toPrincipal)
+        if (cache.size > 10_000) cache.clear()
+        cache.set(secretHash, { principal, at: now })
+        return live(principal, now)
       })
+    }
 
     const create = (principal: Principal, input: CreateApiKey) =>
       Effect.gen(function* () {

@@ -5,6 +5,8 @@ import { ApiKey } from "./ApiKey.js"
 
 const Row = Schema.typeSchema(ApiKey)
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -36,7 +38,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
             AND ${keyset(sql, query.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${query.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), query.limit)
+        return pageOf(yield* decodeRows(rows), query.limit)
       })
 
     const insert = (key: ApiKey, secretHash: string) =>

@@ -1,15 +1,8 @@
 import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
 import { Effect, Either, FiberRef, Layer, Option } from "effect"
 import { Forbidden, Unauthorized, UnauthorizedWire } from "../http/Errors.js"
-import { CurrentPrincipal, isAdmin, type Principal } from "./Principal.js"
-
-/**
- * What the global middleware learned from the Authorization header: a
- * principal, no credential at all, or a credential that failed.
- */
-export const CurrentIdentity = FiberRef.unsafeMake<Either.Either<Option.Option<Principal>, Unauthorized>>(
-  Either.right(Option.none())
-)
+import { CurrentRequest } from "../http/RequestContext.js"
+import { CurrentPrincipal, isAdmin } from "./Principal.js"
 
 /** Required on every route but GET /status: `Authorization: Bearer <API key or JWT>`. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
@@ -18,7 +11,8 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
-const principal = Effect.flatMap(FiberRef.get(CurrentIdentity), (identity) =>
+/** The principal the global middleware identified for this request (see RequestContext). */
+const principal = Effect.flatMap(FiberRef.get(CurrentRequest), ({ identity }) =>
   Either.match(identity, {
     onLeft: Effect.fail,
     onRight: Option.match({

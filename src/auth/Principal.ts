@@ -39,11 +39,20 @@ export interface Principal {
 
 export class CurrentPrincipal extends Context.Tag("CurrentPrincipal")<CurrentPrincipal, Principal>() {}
 
-const scopesOf = (principal: Principal) =>
-  principal.scopes.flatMap((s) => {
-    const scope = parseScope(s)
-    return scope ? [scope] : []
-  })
+// principals are made once per credential and cached (admin, keys, JWTs): parse their scopes once too
+const parsedScopes = new WeakMap<Principal, ReadonlyArray<Scope>>()
+
+const scopesOf = (principal: Principal): ReadonlyArray<Scope> => {
+  let scopes = parsedScopes.get(principal)
+  if (scopes === undefined) {
+    scopes = principal.scopes.flatMap((s) => {
+      const scope = parseScope(s)
+      return scope ? [scope] : []
+    })
+    parsedScopes.set(principal, scopes)
+  }
+  return scopes
+}
 
 export const isAdmin = (principal: Principal): boolean => scopesOf(principal).some((s) => s.kind === "admin")
 

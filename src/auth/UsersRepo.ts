@@ -4,6 +4,8 @@ import { newId } from "../common/Ids.js"
 
 const UserId = Schema.Struct({ id: Schema.String })
 
+const decodeUserIdTuple = Schema.decodeUnknown(Schema.Tuple(UserId))
+
 export class UsersRepo extends Effect.Service<UsersRepo>()("UsersRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -15,7 +17,7 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("UsersRepo", {
           VALUES (${newId("user")}, ${issuer}, ${subject}, ${name}, now(), now())
           ON CONFLICT (issuer, subject) DO UPDATE SET last_seen_at = now(), name = COALESCE(EXCLUDED.name, users.name)
           RETURNING id`
-        const [row] = yield* Schema.decodeUnknown(Schema.Tuple(UserId))(rows)
+        const [row] = yield* decodeUserIdTuple(rows)
         return row.id
       }).pipe(Effect.orDie)
     return { upsert }

@@ -56,8 +56,10 @@ const toBackup = (row: Row): Backup => ({
         }
 })
 
+const decodeRowArray = Schema.decodeUnknown(Schema.Array(Row))
+
 const decodeRows = (rows: ReadonlyArray<unknown>) =>
-  Effect.map(Schema.decodeUnknown(Schema.Array(Row))(rows), (decoded) => decoded.map(toBackup))
+  Effect.map(decodeRowArray(rows), (decoded) => decoded.map(toBackup))
 
 export interface BackupFilter {
   readonly status: Option.Option<BackupStatus>
@@ -67,6 +69,9 @@ export interface BackupFilter {
 
 const Archived = Schema.Struct({ archive: Schema.Uint8ArrayFromSelf, sha256: Schema.String })
 const Chunk = Schema.Struct({ part: Schema.Uint8ArrayFromSelf })
+
+const decodeArchiveds = Schema.decodeUnknown(Schema.Array(Archived))
+const decodeChunks = Schema.decodeUnknown(Schema.Array(Chunk))
 
 export class BackupsRepo extends Effect.Service<BackupsRepo>()("BackupsRepo", {
   effect: Effect.gen(function* () {
@@ -115,14 +120,14 @@ export class BackupsRepo extends Effect.Service<BackupsRepo>()("BackupsRepo", {
     const archive = (id: string) =>
       Effect.flatMap(
         sql`SELECT archive, sha256 FROM backups WHERE id = ${id} AND archive IS NOT NULL`,
-        (rows) => Effect.map(Schema.decodeUnknown(Schema.Array(Archived))(rows), (r) => Option.fromNullable(r[0]))
+        (rows) => Effect.map(decodeArchiveds(rows), (r) => Option.fromNullable(r[0]))
       )
 
     /** Bytes [offset, offset + length) of the archive (substring is 1-based). */
     const chunk = (id: string, offset: number, length: number) =>
       Effect.flatMap(
         sql`SELECT substring(archive FROM ${offset + 1}::int FOR ${length}::int) AS part FROM backups WHERE id = ${id}`,
-        (rows) => Effect.map(Schema.decodeUnknown(Schema.Array(Chunk))(rows), (r) => r[0]?.part ?? new Uint8Array())
+        (rows) => Effect.map(decodeChunks(rows), (r) => r[0]?.part ?? new Uint8Array())
       )
 
     const remove = (labId: string, id: string) => sql`DELETE FROM backups WHERE lab_id = ${labId} AND id = ${id}`

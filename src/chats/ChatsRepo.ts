@@ -35,6 +35,8 @@ export interface ChatFilter extends PageQuery {
   readonly to?: Date | undefined
 }
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class ChatsRepo extends Effect.Service<ChatsRepo>()("ChatsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -50,7 +52,7 @@ export class ChatsRepo extends Effect.Service<ChatsRepo>()("ChatsRepo", {
             AND ${keyset(sql, filter.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf((yield* Schema.decodeUnknown(Schema.Array(Row))(rows)).map(toChat), filter.limit)
+        return pageOf((yield* decodeRows(rows)).map(toChat), filter.limit)
       })
 
     const find = SqlSchema.findOne({

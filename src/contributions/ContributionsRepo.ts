@@ -57,6 +57,9 @@ const ACTIVITY_KIND = `CASE
   WHEN a.actor = 'admin' OR a.actor LIKE 'key\\_%' THEN 'credential'
   ELSE 'system' END`
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const decodeSummaryRows = Schema.decodeUnknown(Schema.Array(SummaryRow))
+
 export class ContributionsRepo extends Effect.Service<ContributionsRepo>()("ContributionsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -97,7 +100,7 @@ export class ContributionsRepo extends Effect.Service<ContributionsRepo>()("Cont
           })}
           ORDER BY x.at DESC, x.id DESC
           LIMIT ${limit + 1}`
-        return yield* Schema.decodeUnknown(Schema.Array(Row))(rows)
+        return yield* decodeRows(rows)
       })
 
     const summary = (labId: string, filter: ContributionFilter, cursor: Option.Option<SummaryCursor>, limit: number) =>
@@ -120,7 +123,7 @@ export class ContributionsRepo extends Effect.Service<ContributionsRepo>()("Cont
           })}
           ORDER BY count DESC, contributor
           LIMIT ${limit + 1}`
-        return yield* Schema.decodeUnknown(Schema.Array(SummaryRow))(rows)
+        return yield* decodeSummaryRows(rows)
       })
 
     const insert = (row: RecordedRow) => sql`INSERT INTO contributions ${sql.insert(row)}`

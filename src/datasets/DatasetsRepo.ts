@@ -31,6 +31,8 @@ export interface DatasetFilter extends PageQuery {
   readonly to: Option.Option<Date>
 }
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class DatasetsRepo extends Effect.Service<DatasetsRepo>()("DatasetsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -47,7 +49,7 @@ export class DatasetsRepo extends Effect.Service<DatasetsRepo>()("DatasetsRepo",
             AND ${keyset(sql, filter.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf((yield* Schema.decodeUnknown(Schema.Array(Row))(rows)).map(toDataset), filter.limit)
+        return pageOf((yield* decodeRows(rows)).map(toDataset), filter.limit)
       })
 
     const find = SqlSchema.findOne({

@@ -39,6 +39,8 @@ const chunks = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A
   return out
 }
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class FiguresRepo extends Effect.Service<FiguresRepo>()("FiguresRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -55,7 +57,7 @@ export class FiguresRepo extends Effect.Service<FiguresRepo>()("FiguresRepo", {
             AND ${keyset(sql, filter.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf((yield* Schema.decodeUnknown(Schema.Array(Row))(rows)).map(toFigure), filter.limit)
+        return pageOf((yield* decodeRows(rows)).map(toFigure), filter.limit)
       })
 
     const find = SqlSchema.findOne({

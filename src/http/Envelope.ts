@@ -1,6 +1,6 @@
 import { HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
-import { requestId } from "./RequestContext.js"
+import { Effect, FiberRef, Schema } from "effect"
+import { CurrentRequest, type RequestContext } from "./RequestContext.js"
 
 /** Spec 2.2: every success is `{data, meta}`; lists add the cursor fields. */
 export const Meta = Schema.Struct({
@@ -19,10 +19,10 @@ export const Envelope = <S extends Schema.Schema.Any>(data: S) => Schema.Struct(
 export const ListEnvelope = <S extends Schema.Schema.Any>(item: S) =>
   Schema.Struct({ data: Schema.Array(item), meta: ListMeta })
 
-const meta = Effect.map(requestId, (request_id) => ({ request_id, timestamp: new Date().toISOString() }))
+const meta = (request: RequestContext) => ({ request_id: request.id, timestamp: new Date().toISOString() })
 
 /** Wrap a handler's result in the success envelope. */
-export const ok = <A>(data: A) => Effect.map(meta, (meta) => ({ data, meta }))
+export const ok = <A>(data: A) => Effect.map(FiberRef.get(CurrentRequest), (request) => ({ data, meta: meta(request) }))
 
 export interface Page<A> {
   readonly items: ReadonlyArray<A>
@@ -31,9 +31,9 @@ export interface Page<A> {
 
 /** Wrap one page of a list in the list envelope. */
 export const okPage = <A>(page: Page<A>) =>
-  Effect.map(meta, (m) => ({
+  Effect.map(FiberRef.get(CurrentRequest), (request) => ({
     data: page.items,
-    meta: { ...m, next_cursor: page.nextCursor, has_more: page.nextCursor !== null }
+    meta: { ...meta(request), next_cursor: page.nextCursor, has_more: page.nextCursor !== null }
   }))
 
 /**

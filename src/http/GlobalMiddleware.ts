@@ -5,17 +5,15 @@ import {
   HttpServerRequest,
   HttpServerResponse
 } from "@effect/platform"
-import { Cause, Effect, Either, Option } from "effect"
-import { CurrentIdentity } from "../auth/Authentication.js"
+import { Cause, Context, Effect, Either, Option } from "effect"
 import { Identity } from "../auth/Identity.js"
-import { isAdmin } from "../auth/Principal.js"
+import { isAdmin, type Principal } from "../auth/Principal.js"
 import { Labs } from "../labs/Labs.js"
-import { AdminLimits, PLAN_LIMITS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
+import { AdminLimits, type Limits, PLAN_LIMITS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
 import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
-import { CurrentRequestId, newRequestId } from "./RequestContext.js"
+import { CurrentRequest, type Identified, newRequestId } from "./RequestContext.js"
 import type { RouteTable } from "./RouteTable.js"
 import { bodyTooLarge, MAX_BODY_BYTES } from "./BodyLimit.js"
-
 
 /** `/v1/...` is an alias of `/api/v1/...` (spec 9). */
 const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?") ? `/api${url}` : url)
@@ -80,17 +78,27 @@ const toErrorResponse = (routes: RouteTable, requestId: string) => (cause: Cause
     return errorResponse("ServerError", `internal error; quote ${requestId} when reporting it`)
   })
 
-const rateHeaders = (decision: RateDecision): Record<string, string> => ({
-  "x-ratelimit-limit": String(decision.limit),
-  "x-ratelimit-remaining": String(Math.max(0, decision.remaining)),
-  "x-ratelimit-reset": String(decision.reset),
-  ...(decision.allowed ? {} : { "retry-after": String(decision.retryAfter) })
-})
+/** The headers every answer carries: the request id and the binding rate-limit window. */
+const commonHeaders = (requestId: string, decision: RateDecision): Record<string, string> => {
+  const headers: Record<string, string> = {
+    "x-request-id": requestId,
+    "x-ratelimit-limit": String(decision.limit),
+    "x-ratelimit-remaining": String(Math.max(0, decision.remaining)),
+    "x-ratelimit-reset": String(decision.reset)
+  }
+  if (!decision.allowed) headers["retry-after"] = String(decision.retryAfter)
+  return headers
+}
+
+const anonymous = (webhook: boolean) => (webhook ? PLAN_LIMITS.team : PLAN_LIMITS.free)
 
 /**
  * The HttpApi-level middleware every request passes: request id, alias,
- * authentication (resolved once, read by the Authentication middleware),
- * rate limits with their headers, body size, and the error envelope.
+ * authentication (resolved once into the request context, read by the
+ * Authentication middleware), rate limits with their headers, body size, and
+ * the error envelope. Every request runs it: it is written as a few direct
+ * steps, and the common cases (a cached credential, the memory rate-limit
+ * store) answer without waiting.
  */
 export const makeGlobalMiddleware = (routes: RouteTable) =>
   Effect.gen(function* () {
@@ -99,44 +107,55 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
     const rateLimits = yield* RateLimits
     const adminLimits = yield* AdminLimits
 
+    const limitsOf = (principal: Principal): Effect.Effect<Limits> =>
+      isAdmin(principal) ? Effect.succeed(adminLimits) : Effect.map(labs.planOf(principal), (plan) => PLAN_LIMITS[plan])
+
     return (app: HttpApp.Default): HttpApp.Default =>
-      Effect.gen(function* () {
+      Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>((fiber) => {
         const requestId = newRequestId()
-        const original = yield* HttpServerRequest.HttpServerRequest
-        const request = original.modify({ url: canonicalUrl(original.url) })
-        const auth = yield* Effect.either(identity.authenticate(request.headers["authorization"]))
-
-        const principal = Either.getOrElse(auth, () => Option.none())
-        const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+        const original = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+        const url = canonicalUrl(original.url)
+        const request = url === original.url ? original : original.modify({ url })
         // git hosts deliver webhooks unauthenticated (the signature is checked later): a generous bucket of their own
-        const webhook = request.url.startsWith(WEBHOOKS)
-        const account = Option.match(principal, {
-          onNone: () => (webhook ? `webhook:${address}` : `ip:${address}`),
-          onSome: (p) => p.id
-        })
-        const limits = yield* Option.match(principal, {
-          onNone: () => Effect.succeed(webhook ? PLAN_LIMITS.team : PLAN_LIMITS.free),
-          onSome: (p) => (isAdmin(p) ? Effect.succeed(adminLimits) : Effect.map(labs.planOf(p), (plan) => PLAN_LIMITS[plan]))
-        })
-        const decision = yield* rateLimits.consume(account, limits)
+        const webhook = url.startsWith(WEBHOOKS)
 
-        const contentLength = Number(request.headers["content-length"] ?? 0)
-        const response = !decision.allowed
-          ? errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
-          : contentLength > MAX_BODY_BYTES
-            ? tooLarge()
-            : hasBody(request) && !isAcceptedBody(request)
-              ? errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json")
-              : yield* app.pipe(
-                Effect.provideService(HttpServerRequest.HttpServerRequest, request),
-                Effect.locally(CurrentIdentity, auth),
-                Effect.locally(CurrentRequestId, requestId),
-                Effect.catchAllCause(toErrorResponse(routes, requestId)),
-                // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
-                Effect.map((response) => (bodyTooLarge(original) ? tooLarge() : response))
-              )
+        const serve = (identified: Identified, decision: RateDecision) => {
+          const headers = commonHeaders(requestId, decision)
+          const answer = (response: HttpServerResponse.HttpServerResponse) =>
+            Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+          if (!decision.allowed) {
+            return answer(
+              errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
+            )
+          }
+          if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return answer(tooLarge())
+          if (hasBody(request) && !isAcceptedBody(request)) {
+            return answer(errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json"))
+          }
+          const routed = Effect.locally(
+            request === original ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request),
+            CurrentRequest,
+            { id: requestId, identity: identified }
+          )
+          // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
+          const finish = (response: HttpServerResponse.HttpServerResponse) => answer(bodyTooLarge(original) ? tooLarge() : response)
+          return Effect.matchCauseEffect(routed, {
+            onFailure: (cause) => Effect.flatMap(toErrorResponse(routes, requestId)(cause), finish),
+            onSuccess: finish
+          })
+        }
 
-        return HttpServerResponse.setHeaders(response, { "x-request-id": requestId, ...rateHeaders(decision) })
+        return Effect.flatMap(identity.identify(request.headers["authorization"]), (identified) => {
+          const principal = Either.isRight(identified) ? identified.right : Option.none<Principal>()
+          if (Option.isNone(principal)) {
+            const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+            const account = webhook ? `webhook:${address}` : `ip:${address}`
+            return Effect.flatMap(rateLimits.consume(account, anonymous(webhook)), (decision) => serve(identified, decision))
+          }
+          return Effect.flatMap(limitsOf(principal.value), (limits) =>
+            Effect.flatMap(rateLimits.consume(principal.value.id, limits), (decision) => serve(identified, decision))
+          )
+        })
       }).pipe(
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)

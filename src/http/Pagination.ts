@@ -67,7 +67,13 @@ export const pageQueryWith = <P>(
   })
 }
 
-const encodeCursor = Schema.encodeSync(CursorFromString)
+/**
+ * A cursor as CursorFromString encodes it (base64url of the JSON position),
+ * written directly: every list page ends with one, and the service is the only
+ * writer. Coming back it is decoded with the schema.
+ */
+const encodeCursor = (position: Cursor): string =>
+  Buffer.from(JSON.stringify({ createdAt: position.createdAt.toISOString(), id: position.id })).toString("base64url")
 
 /** The SQL condition that starts a page after the cursor (TRUE on the first page). */
 export const keyset = (sql: SqlClient.SqlClient, cursor: Option.Option<Cursor>, table?: string) => {

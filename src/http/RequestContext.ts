@@ -1,8 +1,22 @@
-import { Effect, FiberRef } from "effect"
+import { Effect, Either, FiberRef, Option } from "effect"
 import { randomBytes } from "node:crypto"
+import type { Principal } from "../auth/Principal.js"
+import type { Unauthorized } from "./Errors.js"
 
-/** The id of the request being served, `req_<random>`, set by the global middleware. */
-export const CurrentRequestId = FiberRef.unsafeMake("req_none")
+/**
+ * What the Authorization header proved: a principal, no credential at all
+ * (`None`), or a credential that failed.
+ */
+export type Identified = Either.Either<Option.Option<Principal>, Unauthorized>
+
+/** The request being served, set once by the global middleware for everything downstream. */
+export interface RequestContext {
+  /** `req_<id>`, also sent as X-Request-Id. */
+  readonly id: string
+  readonly identity: Identified
+}
+
+export const CurrentRequest = FiberRef.unsafeMake<RequestContext>({ id: "req_none", identity: Either.right(Option.none()) })
 
 // a random prefix per process and a counter: unique across replicas, and cheap on the hot path
 const processPrefix = randomBytes(6).toString("base64url")
@@ -10,4 +24,4 @@ let counter = 0
 
 export const newRequestId = (): string => `req_${processPrefix}${(counter++).toString(36).padStart(6, "0")}`
 
-export const requestId: Effect.Effect<string> = FiberRef.get(CurrentRequestId)
+export const requestId: Effect.Effect<string> = Effect.map(FiberRef.get(CurrentRequest), (request) => request.id)

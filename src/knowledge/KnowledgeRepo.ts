@@ -16,6 +16,8 @@ export interface KnowledgeFilter extends PageQuery {
 /** Columns of the resource (the search feature may add its own to the table). */
 const COLUMNS = "id, lab_id, title, body, sources, tags, created_at, updated_at"
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("KnowledgeRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -33,7 +35,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("KnowledgeRep
             AND ${keyset(sql, filter.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), filter.limit)
+        return pageOf(yield* decodeRows(rows), filter.limit)
       })
 
     const find = SqlSchema.findOne({

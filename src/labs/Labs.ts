@@ -35,14 +35,15 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
      * principal without access gets 403 whether or not the lab exists, so
      * ids of other labs leak nothing; the operator gets 404 for a missing lab.
      */
-    const authorize = (principal: Principal, ref: string, access: Access) =>
-      Effect.gen(function* () {
-        const lab = yield* find(ref)
-        if (Option.isSome(lab) && canAccess(principal, lab.value.slug, access)) return lab.value
-        if (isAdmin(principal)) return yield* new NotFound({ message: `no lab ${ref}` })
-        return yield* new Forbidden({
-          message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
-        })
+    const authorize = (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> =>
+      Effect.flatMap(find(ref), (lab): Effect.Effect<Lab, NotFound | Forbidden> => {
+        if (Option.isSome(lab) && canAccess(principal, lab.value.slug, access)) return Effect.succeed(lab.value)
+        if (isAdmin(principal)) return Effect.fail(new NotFound({ message: `no lab ${ref}` }))
+        return Effect.fail(
+          new Forbidden({
+            message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
+          })
+        )
       })
 
     /** `authorize` for the principal of the current request. */

@@ -6,6 +6,8 @@ import { type CreateLab, Lab } from "./Lab.js"
 
 const Row = Schema.typeSchema(Lab)
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class LabsRepo extends Effect.Service<LabsRepo>()("LabsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -31,7 +33,7 @@ export class LabsRepo extends Effect.Service<LabsRepo>()("LabsRepo", {
             AND ${keyset(sql, query.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${query.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), query.limit)
+        return pageOf(yield* decodeRows(rows), query.limit)
       })
 
     const insert = (input: CreateLab) => {

@@ -15,6 +15,8 @@ export interface MemoryFilter extends PageQuery {
   readonly to?: Date | undefined
 }
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class MemoryRepo extends Effect.Service<MemoryRepo>()("MemoryRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -33,7 +35,7 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("MemoryRepo", {
             AND ${keyset(sql, filter.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), filter.limit)
+        return pageOf(yield* decodeRows(rows), filter.limit)
       })
 
     const find = SqlSchema.findOne({

@@ -94,10 +94,12 @@ export interface PaperFilter extends PageQuery {
   readonly to: Option.Option<Date>
 }
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const decodeVersionRows = Schema.decodeUnknown(Schema.Array(VersionRow))
+
 export class PapersRepo extends Effect.Service<PapersRepo>()("PapersRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
     const list = (labId: string, filter: PaperFilter) =>
       Effect.gen(function* () {
@@ -140,7 +142,7 @@ export class PapersRepo extends Effect.Service<PapersRepo>()("PapersRepo", {
             AND ${Option.match(before, { onNone: () => sql`TRUE`, onSome: (v) => sql`version < ${v}` })}
           ORDER BY version DESC
           LIMIT ${limit + 1}`
-        const decoded = yield* Schema.decodeUnknown(Schema.Array(VersionRow))(rows)
+        const decoded = yield* decodeVersionRows(rows)
         return decoded.map((row): PaperVersion => ({ ...row, status: "published" }))
       })
 

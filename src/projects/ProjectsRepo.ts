@@ -16,6 +16,8 @@ export interface ProjectFilter extends PageQuery {
   readonly to?: Date | undefined
 }
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class ProjectsRepo extends Effect.Service<ProjectsRepo>()("ProjectsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -34,7 +36,7 @@ export class ProjectsRepo extends Effect.Service<ProjectsRepo>()("ProjectsRepo",
             AND ${keyset(sql, filter.cursor, "p")}
           ORDER BY p.created_at DESC, p.id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Schema.Array(Row))(rows), filter.limit)
+        return pageOf(yield* decodeRows(rows), filter.limit)
       })
 
     const find = SqlSchema.findOne({

@@ -10,6 +10,9 @@ const TABLE: Record<RefKind, string> = { experiment: "experiments", paper: "pape
 const Count = Schema.Struct({ n: Schema.Number })
 const Id = Schema.Struct({ id: Schema.String })
 
+const decodeCounts = Schema.decodeUnknown(Schema.Array(Count))
+const decodeIds = Schema.decodeUnknown(Schema.Array(Id))
+
 /**
  * Existence checks on other features' tables, without a foreign key (features
  * own their tables and may land in any order). A table is checked when it is
@@ -27,7 +30,7 @@ export class References extends Effect.Service<References>()("References", {
             const rows = yield* sql`
               SELECT count(*)::int AS n FROM information_schema.columns
               WHERE table_schema = current_schema() AND table_name = ${table} AND column_name IN ('id', 'lab_id')`
-            const [row] = yield* Schema.decodeUnknown(Schema.Array(Count))(rows)
+            const [row] = yield* decodeCounts(rows)
             const ok = row !== undefined && row.n === 2
             if (ok) present.add(table)
             return ok
@@ -40,7 +43,7 @@ export class References extends Effect.Service<References>()("References", {
         if (ids.length === 0) return { checked: true, missing: [] }
         if (!(yield* checkable(table))) return { checked: false, missing: [] }
         const rows = yield* sql`SELECT id FROM ${sql(table)} WHERE lab_id = ${labId} AND id IN ${sql.in(ids)}`
-        const found = new Set((yield* Schema.decodeUnknown(Schema.Array(Id))(rows)).map((r) => r.id))
+        const found = new Set((yield* decodeIds(rows)).map((r) => r.id))
         return { checked: true, missing: [...new Set(ids)].filter((id) => !found.has(id)) }
       }).pipe(Effect.orDie)
 

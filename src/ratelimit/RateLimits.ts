@@ -1,5 +1,5 @@
 import { RateLimiter } from "@effect/experimental"
-import { Clock, Context, Duration, Effect } from "effect"
+import { Clock, Context, Duration, Effect, Option } from "effect"
 import type { Plan } from "../common/Schemas.js"
 
 export interface Limits {
@@ -35,6 +35,27 @@ export interface RateDecision {
  */
 type WindowResult = { readonly allowed: boolean; readonly limit: number; readonly remaining: number; readonly end: number }
 
+/**
+ * A store that can count at once, without a round trip: the memory store
+ * (layers/RateLimitStore.ts) offers it beside its RateLimiterStore face, over
+ * the same counters. Answers `[count, ttl]` as the store's `fixedWindow` does
+ * for one token in the calendar window of `windowMillis` that `now` falls in.
+ */
+export class FixedWindowCounter extends Context.Tag("FixedWindowCounter")<
+  FixedWindowCounter,
+  {
+    readonly fixedWindow: (
+      key: string,
+      limit: number,
+      windowMillis: number,
+      now: number
+    ) => readonly [count: number, ttl: number]
+  }
+>() {}
+
+const MINUTE_MILLIS = 60_000
+const DAY_MILLIS = 86_400_000
+
 /** Counts requests per account in a per-minute and a per-day window. */
 export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
   effect: Effect.gen(function* () {
@@ -61,19 +82,47 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
         )
       )
 
-    const consume = (account: string, limits: Limits) =>
+    const viaLimiter = (account: string, limits: Limits) =>
       Effect.gen(function* () {
         const minute = yield* window(`${account}:minute`, limits.perMinute, Duration.minutes(1))
         if (!minute.allowed) return minute
         const day = yield* window(`${account}:day`, limits.perDay, Duration.days(1))
         if (!day.allowed) return day
-        // The window that binds is the one closer to its limit (the minute's on a tie).
-        return day.remaining < minute.remaining ? day : minute
+        return binding(minute, day)
       })
+
+    // Every request passes here: with a counter that answers at once, count in place of the RateLimiter's round of effects.
+    const counter = Option.getOrUndefined(yield* Effect.serviceOption(FixedWindowCounter))
+    const atOnce = (counter: FixedWindowCounter["Type"], account: string, limits: Limits, now: number) => {
+      const count = (key: string, limit: number, length: number): RateDecision | undefined => {
+        // as the RateLimiter sizes it: window / limit per token, times the limit
+        const windowMillis = Math.round((length / limit) * limit)
+        if (limit < 1 || !Number.isSafeInteger(windowMillis) || windowMillis < 1) return undefined
+        const [used, ttl] = counter.fixedWindow(key, limit, windowMillis, now)
+        const allowed = used <= limit
+        return decision({ allowed, limit, remaining: allowed ? limit - used : 0, end: now + ttl }, now)
+      }
+      const minute = count(`${account}:minute`, limits.perMinute, MINUTE_MILLIS)
+      if (!minute || !minute.allowed) return minute
+      const day = count(`${account}:day`, limits.perDay, DAY_MILLIS)
+      if (!day || !day.allowed) return day
+      return binding(minute, day)
+    }
+
+    const consume = (account: string, limits: Limits): Effect.Effect<RateDecision> =>
+      counter === undefined
+        ? viaLimiter(account, limits)
+        : Effect.clockWith((clock) => {
+            const answer = atOnce(counter, account, limits, clock.unsafeCurrentTimeMillis())
+            return answer ? Effect.succeed(answer) : viaLimiter(account, limits)
+          })
 
     return { consume }
   })
 }) {}
+
+/** The window that binds is the one closer to its limit (the minute's on a tie). */
+const binding = (minute: RateDecision, day: RateDecision) => (day.remaining < minute.remaining ? day : minute)
 
 /** The end of the calendar window of this length that `now` falls in (Unix ms). */
 const windowEnd = (now: number, length: number) => (Math.floor(now / length) + 1) * length

@@ -31,6 +31,8 @@ export interface StandupFilter extends PageQuery {
   readonly authorId?: string | undefined
 }
 
+const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+
 export class StandupsRepo extends Effect.Service<StandupsRepo>()("StandupsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -48,7 +50,7 @@ export class StandupsRepo extends Effect.Service<StandupsRepo>()("StandupsRepo",
             AND ${keyset(sql, filter.cursor)}
           ORDER BY created_at DESC, id DESC
           LIMIT ${filter.limit + 1}`
-        return pageOf((yield* Schema.decodeUnknown(Schema.Array(Row))(rows)).map(toStandup), filter.limit)
+        return pageOf((yield* decodeRows(rows)).map(toStandup), filter.limit)
       })
 
     const find = SqlSchema.findOne({

@@ -41,6 +41,9 @@ const AGGREGATES: Record<Exclude<Aggregate, "none">, string> = {
   count: "count(*)"
 }
 
+const decodeEventRows = Schema.decodeUnknown(Schema.Array(EventRow))
+const decodeAggregateRows = Schema.decodeUnknown(Schema.Array(AggregateRow))
+
 export class TelemetryRepo extends Effect.Service<TelemetryRepo>()("TelemetryRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -68,7 +71,7 @@ export class TelemetryRepo extends Effect.Service<TelemetryRepo>()("TelemetryRep
             })}
           ORDER BY occurred_at DESC, id DESC
           LIMIT ${limit + 1}`
-        return yield* Schema.decodeUnknown(Schema.Array(EventRow))(rows)
+        return yield* decodeEventRows(rows)
       })
 
     /** One value per name (and bucket), newest bucket first, then by name. */
@@ -103,7 +106,7 @@ export class TelemetryRepo extends Effect.Service<TelemetryRepo>()("TelemetryRep
           WHERE ${after}
           ORDER BY bucket DESC NULLS LAST, name
           LIMIT ${limit + 1}`
-        return yield* Schema.decodeUnknown(Schema.Array(AggregateRow))(rows.map((row) => ({ ...row, aggregate })))
+        return yield* decodeAggregateRows(rows.map((row) => ({ ...row, aggregate })))
       })
 
     return {
