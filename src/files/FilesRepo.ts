@@ -89,7 +89,7 @@ export class FilesRepo extends Effect.Service<FilesRepo>()("FilesRepo", {
      */
     const upsertMany = (files: ReadonlyArray<File>) =>
       Effect.forEach(
-        chunks(files, 500),
+        chunks(files, 2000),
         (chunk) =>
           sql`INSERT INTO files (lab_id, path, content, size, sha, source, from_git, created_at, updated_at)
               SELECT * FROM unnest(

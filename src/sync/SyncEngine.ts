@@ -15,8 +15,9 @@ import { SyncRepo } from "./SyncRepo.js"
 /** Commits the service makes carry this identity (README: "Auto-push"). */
 export const SERVICE_AUTHOR = { authorName: "Lab Service", authorEmail: "lab-service@users.noreply.local" }
 
-/** Changed files read and written per batch of a pull. */
-const BATCH_FILES = 500
+/** A pull reads and writes changed files in batches of at most this many files and bytes: memory stays bounded. */
+const BATCH_FILES = 2000
+const BATCH_BYTES = 16 * 1024 * 1024
 
 /** How often one push is retried on top of a moved remote before the job fails (and backs off). */
 const MAX_REJECTIONS = 5
@@ -119,12 +120,18 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
         let pulled = 0
         let updated = 0
 
-        /** The changed blobs of a batch as files to store (the text ones: the others are skipped). */
-        const readBatch = (batch: ReadonlyArray<{ readonly path: string; readonly oid: string }>) =>
+        /** The changed blobs from `start` on, as files to store (the text ones: the others are skipped), up to a batch. */
+        const readBatch = (start: number) =>
           Effect.gen(function* () {
             const upserts: Array<File> = []
-            for (const { path, oid } of batch) {
+            let next = start
+            let batchBytes = 0
+            while (next < toRead.length && next - start < BATCH_FILES && batchBytes < BATCH_BYTES) {
+              const item = toRead[next++]
+              if (item === undefined) break
+              const { path, oid } = item
               const bytes = yield* git.readBlob(labId, oid)
+              batchBytes += bytes.byteLength
               if (isFigurePath(path)) figuresFound.push({ path, oid, size: bytes.byteLength })
               const text = bytes.byteLength > MAX_FILE_BYTES ? undefined : decodeText(bytes)
               if (text === undefined) {
@@ -147,15 +154,16 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
               if (current) updated++
               else pulled++
             }
-            return upserts
+            return { upserts, next }
           })
 
         return yield* Effect.gen(function* () {
           // a batch at a time, so memory stays bounded on big trees; the database stores one batch while the
           // next is read from git (one write in flight, on the transaction's connection)
           let writing = Option.none<Fiber.RuntimeFiber<void>>()
-          for (let i = 0; i < toRead.length; i += BATCH_FILES) {
-            const upserts = yield* readBatch(toRead.slice(i, i + BATCH_FILES))
+          for (let start = 0; start < toRead.length; ) {
+            const { upserts, next } = yield* readBatch(start)
+            start = next
             if (Option.isSome(writing)) yield* Fiber.join(writing.value)
             writing = Option.some(yield* Effect.fork(files.upsertMany(upserts)))
           }
