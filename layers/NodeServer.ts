@@ -191,6 +191,8 @@ const send = (
  * own Scope, and its response is written when the app answers. What it leaves
  * out of @effect/platform-node's server is per-request machinery this service
  * does not use (the request span, pre-response handlers, WebSocket upgrades).
+ * Tracing is off in this service (layers/App.ts); whoever turns a tracer on
+ * gets no HTTP request spans from this server and should add them here.
  */
 const serveOn = (server: Http.Server) => (httpApp: HttpApp.Default<unknown>, middleware?: HttpMiddleware.HttpMiddleware) =>
   Effect.gen(function* () {
