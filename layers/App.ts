@@ -17,6 +17,7 @@ import { SecretBox } from "../src/common/SecretBox.js"
 import { LimitedIncomingMessage } from "../src/http/BodyLimit.js"
 import { ApiLive } from "../src/HttpApp.js"
 import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
+import { warmUpFileWrites } from "../src/files/WarmUp.js"
 import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
@@ -47,7 +48,12 @@ export interface AppSettings {
 
 /** The adapters and settings the API runs on. */
 export const environment = (settings: AppSettings) => {
-  const database = Database.layer(settings.database)
+  const migrated = Database.layer(settings.database)
+  // a deployment's embedded database takes its first-use costs at start (a test's in-memory one need not)
+  const database =
+    settings.database.kind === "pglite" && settings.database.dataDir !== undefined
+      ? Layer.effectDiscard(warmUpFileWrites).pipe(Layer.provideMerge(migrated))
+      : migrated
   const jwt = Option.match(settings.jwt, {
     onNone: () => JwtVerifier.disabled,
     onSome: (jwt) => JwtVerifier.layer(jwt).pipe(Layer.provide(UsersRepo.Default))
