@@ -23,12 +23,12 @@ import autocannon from "autocannon"
 import { Schema } from "effect"
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync } from "node:fs"
 import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
-import { baseEnv, describe, freePort, killGroup, logTail, redactUrl, sleep, withSearchPath } from "./bench/Util.js"
+import { baseEnv, describe, freePort, killGroup, logTail, makeHousekeeping, redactUrl, sleep, withSearchPath } from "./bench/Util.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const TSX = join(ROOT, "node_modules", ".bin", "tsx")
@@ -97,34 +97,7 @@ type AutocannonResult = typeof AutocannonResult.Type
 // ---------------------------------------------------------------------------
 // cleanup: children, temp dirs and the PostgreSQL schema go away on every exit path
 
-const children = new Set<ChildProcess>()
-const tempDirs = new Set<string>()
-const cleanups: Array<() => Promise<void>> = []
-
-const exitCleanupSync = () => {
-  for (const child of children) killGroup(child, "SIGKILL")
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
-}
-process.on("exit", exitCleanupSync)
-
-let interrupted = false
-const onSignal = (signal: NodeJS.Signals) => {
-  if (interrupted) return
-  interrupted = true
-  process.stderr.write(`\n${signal}: stopping the servers and cleaning up\n`)
-  void cleanupAll().finally(() => process.exit(130))
-}
-process.on("SIGINT", onSignal)
-process.on("SIGTERM", onSignal)
-
-const cleanupAll = async () => {
-  await Promise.all([...children].map((child) => stopChild(child)))
-  for (const cleanup of cleanups.splice(0).reverse()) {
-    await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${describe(error)}\n`))
-  }
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
-  tempDirs.clear()
-}
+const { children, tempDirs, cleanups, stopChild, cleanupAll } = makeHousekeeping("the servers")
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -149,19 +122,6 @@ const spawnServer = (name: string, args: ReadonlyArray<string>, env: NodeJS.Proc
     })
   })
   return { name, child, baseUrl: `http://127.0.0.1:${port}`, logPath, exited }
-}
-
-async function stopChild(child: ChildProcess, graceMs = 15_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((done) => child.once("exit", () => done()))
-  // tsx relays SIGTERM to the node process it runs, which closes its database and exits
-  child.kill("SIGTERM")
-  const timer = sleep(graceMs).then(() => "timeout" as const)
-  if ((await Promise.race([exited.then(() => "exited" as const), timer])) === "timeout") {
-    killGroup(child, "SIGKILL")
-    await exited
-  }
-  children.delete(child)
 }
 
 const stopServer = async (server: Server) => {

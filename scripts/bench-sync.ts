@@ -34,7 +34,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import pg from "pg"
 import { type GitServer, startGitServer } from "../test/support/GitServer.js"
-import { baseEnv, describe, freePort, killGroup, logTail, redactUrl, sleep, withSearchPath } from "./bench/Util.js"
+import { baseEnv, describe, freePort, logTail, makeHousekeeping, redactUrl, sleep, withSearchPath } from "./bench/Util.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const run = promisify(execFile)
@@ -95,48 +95,7 @@ const SyncActivityData = Schema.Struct({ added: Schema.Number, updated: Schema.N
 // ---------------------------------------------------------------------------
 // cleanup: children, temp dirs, the git server and PostgreSQL schemas go away on every exit path
 
-const children = new Set<ChildProcess>()
-const tempDirs = new Set<string>()
-const cleanups: Array<() => Promise<void>> = []
-
-process.on("exit", () => {
-  for (const child of children) killGroup(child, "SIGKILL")
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
-})
-
-let interrupted = false
-const onSignal = (signal: NodeJS.Signals) => {
-  if (interrupted) return
-  interrupted = true
-  process.stderr.write(`\n${signal}: stopping the service and cleaning up\n`)
-  void cleanupAll().finally(() => process.exit(130))
-}
-process.on("SIGINT", onSignal)
-process.on("SIGTERM", onSignal)
-
-const cleanupAll = async () => {
-  await Promise.all([...children].map((child) => stopChild(child)))
-  for (const cleanup of cleanups.splice(0).reverse()) {
-    await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${describe(error)}\n`))
-  }
-  for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
-  tempDirs.clear()
-}
-
-async function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) {
-    children.delete(child)
-    return
-  }
-  const exited = new Promise<void>((done) => child.once("exit", () => done()))
-  child.kill("SIGTERM")
-  const timer = sleep(graceMs).then(() => "timeout" as const)
-  if ((await Promise.race([exited.then(() => "exited" as const), timer])) === "timeout") {
-    killGroup(child, "SIGKILL")
-    await exited
-  }
-  children.delete(child)
-}
+const { children, tempDirs, cleanups, stopChild, cleanupAll, isInterrupted } = makeHousekeeping("the service")
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -650,7 +609,7 @@ const benchSize = async (
       rssEnd: mem.rss
     }
   } catch (error) {
-    if (!interrupted) process.stderr.write(`${tag} failed; the service's log ends with:\n${logTail(service.logPath)}\n`)
+    if (!isInterrupted()) process.stderr.write(`${tag} failed; the service's log ends with:\n${logTail(service.logPath)}\n`)
     throw error
   } finally {
     await stopChild(service.child)
@@ -771,11 +730,11 @@ const main = async () => {
   const failures: Array<string> = []
   try {
     for (const files of SIZES) {
-      if (interrupted) break
+      if (isInterrupted()) break
       try {
         results.push(await benchSize(files, server, workDir, adminKey, databaseUrl))
       } catch (error) {
-        if (interrupted) break
+        if (isInterrupted()) break
         failures.push(`${files.toLocaleString("en-US")} files: ${describe(error)}`)
         console.log(`[${files.toLocaleString("en-US")} files] FAILED: ${describe(error)}`)
       }
@@ -783,7 +742,7 @@ const main = async () => {
   } finally {
     await cleanupAll()
   }
-  if (interrupted) return // the signal handler exits once it has cleaned up
+  if (isInterrupted()) return // the signal handler exits once it has cleaned up
   const pass = report(results, failures)
   console.log(`\n${pass ? "All targets met" : "Some targets missed"}; run took ${((Date.now() - started) / 1000).toFixed(0)} s.`)
   process.exitCode = pass ? 0 : 1

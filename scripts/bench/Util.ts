@@ -1,6 +1,6 @@
 /** Helpers the benchmark scripts share: timing, ports, child processes, logs, PostgreSQL schemas. */
 import type { ChildProcess } from "node:child_process"
-import { readFileSync } from "node:fs"
+import { readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
@@ -65,4 +65,59 @@ export const killGroup = (child: ChildProcess, signal: NodeJS.Signals, evenIfLea
   } catch {
     // already gone
   }
+}
+
+/**
+ * What one benchmark run leaves behind: child processes (each in its own
+ * process group), temp dirs and other cleanups. All go away at the end, on
+ * exit and on Ctrl-C (`what` names them in that message).
+ */
+export const makeHousekeeping = (what: string) => {
+  const children = new Set<ChildProcess>()
+  const tempDirs = new Set<string>()
+  const cleanups: Array<() => Promise<void>> = []
+
+  /** SIGTERM (tsx relays it to the node process it runs, which closes its database), SIGKILL after `graceMs`. */
+  const stopChild = async (child: ChildProcess, graceMs = 20_000): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      children.delete(child)
+      return
+    }
+    const exited = new Promise<void>((done) => child.once("exit", () => done()))
+    child.kill("SIGTERM")
+    const timer = sleep(graceMs).then(() => "timeout" as const)
+    if ((await Promise.race([exited.then(() => "exited" as const), timer])) === "timeout") {
+      killGroup(child, "SIGKILL")
+      await exited
+    }
+    children.delete(child)
+  }
+
+  const cleanupAll = async () => {
+    await Promise.all([...children].map((child) => stopChild(child)))
+    for (const cleanup of cleanups.splice(0).reverse()) {
+      await cleanup().catch((error: unknown) => process.stderr.write(`cleanup failed: ${describe(error)}\n`))
+    }
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+    tempDirs.clear()
+  }
+
+  process.on("exit", () => {
+    for (const child of children) killGroup(child, "SIGKILL")
+    for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true })
+  })
+  let interrupted = false
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (interrupted) return
+    interrupted = true
+    process.stderr.write(`\n${signal}: stopping ${what} and cleaning up\n`)
+    void cleanupAll().finally(() => process.exit(130))
+  }
+  process.on("SIGINT", onSignal)
+  process.on("SIGTERM", onSignal)
+
+  /** A signal came: the handler stops everything and exits, so the run should stop too. */
+  const isInterrupted = () => interrupted
+
+  return { children, tempDirs, cleanups, stopChild, cleanupAll, isInterrupted }
 }
