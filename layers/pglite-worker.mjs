@@ -4,6 +4,7 @@
 // loads as is. One request at a time: {id, op: "exec" | "query" | "raw" | "close", sql, params, rowMode}.
 import { PGlite } from "@electric-sql/pglite"
 import { parentPort, workerData } from "node:worker_threads"
+import { encodeTextArray } from "./pglite-text-array.mjs"
 
 /** What a caller needs of a failure, as plain data (an Error loses its own fields crossing threads). */
 const failure = (error) => {
@@ -15,9 +16,15 @@ const failure = (error) => {
   return { ...fields, message: typeof error.message === "string" ? error.message : String(error) }
 }
 
+const TEXT_ARRAY_OID = 1009
+
 let db
+let options
 try {
   db = await PGlite.create(workerData.dataDir ? { dataDir: workerData.dataDir } : {})
+  const literal = db.serializers[TEXT_ARRAY_OID]
+  // a sync's files travel as text[]: binary is cheaper (pglite-text-array.mjs); anything but a flat array keeps the literal
+  options = { serializers: { [TEXT_ARRAY_OID]: (value) => encodeTextArray(value) ?? literal(value) } }
   parentPort.postMessage({ ready: true })
 } catch (error) {
   parentPort.postMessage({ ready: false, error: failure(error) })
@@ -28,9 +35,9 @@ const run = async ({ op, sql, params, rowMode }) => {
     case "exec":
       return (await db.exec(sql)).at(-1)?.rows ?? []
     case "query":
-      return (await db.query(sql, params, rowMode ? { rowMode } : undefined)).rows
+      return (await db.query(sql, params, rowMode ? { ...options, rowMode } : options)).rows
     case "raw":
-      return await db.query(sql, params)
+      return await db.query(sql, params, options)
     case "close":
       await db.close()
       return null
