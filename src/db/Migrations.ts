@@ -171,5 +171,10 @@ CREATE INDEX activity_lab_created ON activity (lab_id, created_at DESC, id DESC)
     id: 5,
     name: "search queue",
     sql: search.queueSchema
+  },
+  {
+    id: 6,
+    name: "search queue: one version per statement",
+    sql: search.queueVersionPerStatement
   }
 ]

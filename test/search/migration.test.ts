@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { afterEach, describe, expect, it } from "vitest"
 import { migrations } from "../../src/db/Migrations.js"
-import { INDEXED, queueSchema, schema } from "../../src/search/Sql.js"
+import { INDEXED, queueSchema, queueVersionPerStatement, schema } from "../../src/search/Sql.js"
 
 /** The search migration on its own, against the real schema (migrations 1-3) or a hand-made one. */
 let db: PGlite | undefined
@@ -21,10 +21,13 @@ const documents = async (db: PGlite) =>
   (await db.query<{ kind: string; ref: string; title: string }>(`SELECT kind, ref, title FROM search_documents ORDER BY kind, ref`)).rows
 
 describe("the search migration", () => {
-  it("comes after every table it indexes: migrations 4 and 5 are the last", () => {
+  it("comes after every table it indexes: migrations 4 and 5, and after them only changes to the queue's functions", () => {
     const ids = migrations.map((m) => m.id)
-    expect(migrations.find((m) => m.sql === schema)?.id).toBe(Math.max(...ids) - 1)
-    expect(migrations.find((m) => m.sql === queueSchema)?.id).toBe(Math.max(...ids))
+    expect(migrations.find((m) => m.sql === schema)?.id).toBe(4)
+    expect(migrations.find((m) => m.sql === queueSchema)?.id).toBe(5)
+    expect(migrations.find((m) => m.sql === queueVersionPerStatement)?.id).toBe(6)
+    expect(Math.max(...ids)).toBe(6)
+    for (const later of migrations.filter((m) => m.id > 5)) expect(later.sql).not.toMatch(/CREATE TABLE/i)
   })
 
   it("backfills the rows that exist, then follows inserts, updates and deletes of each indexed table", async () => {
@@ -83,6 +86,7 @@ describe("the search queue (migration 5)", () => {
     await db.exec(`INSERT INTO labs VALUES ('lab_2', 'two', 'Two', 'team', now(), now())`)
     await db.exec(schema)
     await db.exec(queueSchema)
+    await db.exec(queueVersionPerStatement)
     return db
   }
   const writeFile = (db: PGlite, lab: string, path: string, content: string) =>
@@ -115,6 +119,23 @@ describe("the search queue (migration 5)", () => {
       `SELECT ref FROM search_documents WHERE tsv @@ websearch_to_tsquery('english', 'decay')`
     )
     expect(found.rows).toEqual([{ ref: "/b.md" }])
+  })
+
+  it("gives the files of one statement one version, and a later write of a file a newer one", async () => {
+    const db = await migrated()
+    const versions = async () =>
+      (await db.query<{ ref: string; version: string }>(`SELECT ref, version::text FROM search_queue ORDER BY ref`)).rows
+    await db.query(
+      `INSERT INTO files SELECT 'lab_1', p, 'text', 4, 'sha', 'git', true, now(), now() FROM unnest($1::text[]) p`,
+      [["/a.md", "/b.md", "/c.md"]]
+    )
+    const first = await versions()
+    expect(new Set(first.map((r) => r.version)).size).toBe(1)
+    await writeFile(db, "lab_1", "/b.md", "changed")
+    const second = await versions()
+    expect(second.map((r) => r.ref)).toEqual(["/a.md", "/b.md", "/c.md"])
+    expect(BigInt(second[1]?.version ?? 0)).toBeGreaterThan(BigInt(first[1]?.version ?? 0))
+    expect([second[0]?.version, second[2]?.version]).toEqual([first[0]?.version, first[2]?.version])
   })
 
   it("indexes the newest content of a file written twice, and removes a deleted or moved file from the index at once", async () => {
