@@ -76,11 +76,12 @@ export class FilesRepo extends Effect.Service<FilesRepo>()("FilesRepo", {
         return out
       })
 
-    /** Sync: the files pulled from git below a directory (`/` for all). */
-    const fromGitUnder = (labId: string, prefix: string) =>
+    /** Sync: the state of every file below a directory (`/` for all); one range scan, however many files there are. */
+    const statesUnder = (labId: string, prefix: string) =>
       Effect.map(
-        sql<{ path: string }>`SELECT path FROM files WHERE lab_id = ${labId} AND from_git AND starts_with(path, ${prefix})`,
-        (rows) => rows.map((r) => r.path)
+        sql<{ path: string; sha: string; fromGit: boolean }>`
+          SELECT path, sha, from_git FROM files WHERE lab_id = ${labId} AND path >= ${prefix} AND starts_with(path, ${prefix})`,
+        (rows) => new Map(rows.map((row): [string, StoredState] => [row.path, { sha: row.sha, fromGit: row.fromGit }]))
       )
 
     /**
@@ -120,7 +121,7 @@ export class FilesRepo extends Effect.Service<FilesRepo>()("FilesRepo", {
       upsert: (file: File) => Effect.orDie(upsert(file)),
       remove: (labId: string, path: string) => Effect.orDie(remove(labId, path)),
       states: (labId: string, paths: ReadonlyArray<string>) => Effect.orDie(states(labId, paths)),
-      fromGitUnder: (labId: string, prefix: string) => Effect.orDie(fromGitUnder(labId, prefix)),
+      statesUnder: (labId: string, prefix: string) => Effect.orDie(statesUnder(labId, prefix)),
       upsertMany: (files: ReadonlyArray<File>) => Effect.orDie(upsertMany(files)),
       removeMany: (labId: string, paths: ReadonlyArray<string>) => Effect.orDie(removeMany(labId, paths))
     }

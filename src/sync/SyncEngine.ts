@@ -104,17 +104,20 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
             wanted.push({ path, oid: change.after.value.oid })
           }
         }
+        // a reconcile reads every stored file below its directory in one scan (a first sync of 50,000 files would
+        // otherwise look each one up); a diff only the paths it names
+        const dir = Option.match(subPath, { onNone: () => "/", onSome: (p) => `${p.replace(/\/+$/, "")}/` })
+        const stored = reconcile
+          ? yield* files.statesUnder(labId, dir)
+          : yield* files.states(labId, [...wanted.map((w) => w.path), ...gone])
         if (reconcile) {
-          const dir = Option.match(subPath, { onNone: () => "/", onSome: (p) => `${p.replace(/\/+$/, "")}/` })
-          for (const path of yield* files.fromGitUnder(labId, dir)) {
-            if (!inTree.has(path) && !pending.has(path)) gone.add(path)
+          for (const [path, state] of stored) {
+            if (state.fromGit && !inTree.has(path) && !pending.has(path)) gone.add(path)
           }
           for (const path of yield* figures.pathsUnder(labId, dir)) {
             if (!inTree.has(path)) figuresGone.add(path)
           }
         }
-
-        const stored = yield* files.states(labId, [...wanted.map((w) => w.path), ...gone])
         const toRead = wanted.filter(({ path, oid }) => stored.get(path)?.sha !== oid)
         const now = new Date()
         let pulled = 0
