@@ -14,12 +14,15 @@ import type { GitObject } from "./PackReader.js"
 /** The server or the answer needs more than this client speaks. */
 export class Unsupported extends Error {}
 
-export interface CloneRequest {
-  readonly gitdir: string
+export interface TipRequest {
   readonly url: string
   readonly branch: string
   readonly headers: Record<string, string>
   readonly timeoutMillis: number
+}
+
+export interface CloneRequest extends TipRequest {
+  readonly gitdir: string
 }
 
 const pkt = (line: string): Buffer => {
@@ -57,7 +60,7 @@ const request = async (url: string, init: RequestInit, what: string): Promise<Re
 }
 
 /** The branch tip and the server's capabilities, from the ref advertisement; undefined tip when there is no such branch. */
-const advertisement = async (req: CloneRequest, signal: AbortSignal) => {
+const advertisement = async (req: TipRequest, signal: AbortSignal) => {
   const response = await request(`${req.url}/info/refs?service=git-upload-pack`, { headers: req.headers, signal }, "refs")
   if (response.headers.get("content-type") !== "application/x-git-upload-pack-advertisement") throw new Unsupported("dumb HTTP")
   const { lines } = splitLines(Buffer.from(await response.arrayBuffer()), 0)
@@ -119,6 +122,10 @@ const fetchPack = async (req: CloneRequest, tip: string, signal: AbortSignal): P
   if (phase !== "done") throw new Error("upload-pack: the answer ended early")
   return Buffer.concat(pack)
 }
+
+/** The branch's tip from the ref advertisement alone (one GET); undefined when there is no such branch. */
+export const remoteTip = async (req: TipRequest): Promise<string | undefined> =>
+  (await advertisement(req, AbortSignal.timeout(req.timeoutMillis))).tip
 
 export interface Cloned {
   readonly tip: string

@@ -142,6 +142,12 @@ describe("on-disk git layer", () => {
       // a commit, three trees and a blob: well under the 300 files fetched first
       expect(added[0]?.[1]).toBeLessThan(2_000)
 
+      // nothing new: the ref advertisement (one request) says so, no pack is asked for
+      const served = server.requests().length
+      expect(Option.getOrThrow(await Effect.runPromise(layer.fetch("lab", remote)))).toEqual(head)
+      expect(server.requests().slice(served)).toEqual(["git-upload-pack"])
+      expect([...(await sizes())].filter(([f]) => !before.has(f) && f.endsWith(".pack"))).toHaveLength(1)
+
       const changes = await Effect.runPromise(layer.diff("lab", Option.some(first.commit), head.commit, Option.none()))
       expect(changes.map((c) => c.path)).toEqual(["dir3/f3.txt"])
       const all = await Effect.runPromise(layer.diff("lab", Option.none(), head.commit, Option.none()))
