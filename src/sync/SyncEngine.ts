@@ -18,6 +18,8 @@ export const SERVICE_AUTHOR = { authorName: "Lab Service", authorEmail: "lab-ser
 /** A pull reads and writes changed files in batches of at most this many files and bytes: memory stays bounded. */
 const BATCH_FILES = 2000
 const BATCH_BYTES = 16 * 1024 * 1024
+/** The first batch is small, so the database starts writing while the next one is read. */
+const FIRST_BATCH_FILES = 250
 
 /** How often one push is retried on top of a moved remote before the job fails (and backs off). */
 const MAX_REJECTIONS = 5
@@ -129,7 +131,8 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
             const upserts: Array<File> = []
             let next = start
             let batchBytes = 0
-            while (next < toRead.length && next - start < BATCH_FILES && batchBytes < BATCH_BYTES) {
+            const limit = start === 0 ? FIRST_BATCH_FILES : BATCH_FILES
+            while (next < toRead.length && next - start < limit && batchBytes < BATCH_BYTES) {
               const item = toRead[next++]
               if (item === undefined) break
               const { path, oid } = item
