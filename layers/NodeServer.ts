@@ -16,6 +16,8 @@ import { Cause, Chunk, Effect, Inspectable, Layer, Option, Runtime, Scope, Strea
 import type * as Http from "node:http"
 import type { ListenOptions } from "node:net"
 import { Readable } from "node:stream"
+import { errorBody } from "../src/http/Errors.js"
+import { newRequestId } from "../src/http/RequestContext.js"
 import { pipeline } from "node:stream/promises"
 
 /**
@@ -194,7 +196,7 @@ const send = (
  * Tracing is off in this service (layers/App.ts); whoever turns a tracer on
  * gets no HTTP request spans from this server and should add them here.
  */
-const serveOn = (server: Http.Server) => (httpApp: HttpApp.Default<unknown>, middleware?: HttpMiddleware.HttpMiddleware) =>
+const serveOn = (gate: Gate) => (httpApp: HttpApp.Default<unknown>, middleware?: HttpMiddleware.HttpMiddleware) =>
   Effect.gen(function* () {
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const app: HttpApp.Default<unknown> = middleware ? middleware(httpApp) : httpApp
@@ -222,9 +224,49 @@ const serveOn = (server: Http.Server) => (httpApp: HttpApp.Default<unknown>, mid
         if (!response.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
       })
     }
-    yield* Effect.addFinalizer(() => Effect.sync(() => server.off("request", handler)))
-    server.on("request", handler)
+    yield* Effect.addFinalizer(() => Effect.sync(() => gate.close(handler)))
+    gate.open(handler)
   })
+
+type Handler = (source: Http.IncomingMessage, response: Http.ServerResponse) => void
+
+interface Gate {
+  /** Serve with `handler` from now on, starting with the requests that waited. */
+  readonly open: (handler: Handler) => void
+  /** Stop serving with `handler`: later requests get 503. */
+  readonly close: (handler: Handler) => void
+}
+
+/**
+ * The port opens before the app is served (the app is built on the server's
+ * layer), and node drops a request no listener takes: it would hang until its
+ * socket timed out. Requests that come before the app is served wait for it;
+ * those after it stopped (shutdown) get 503.
+ */
+const gateOf = (server: Http.Server): Gate => {
+  let state: { readonly _tag: "waiting"; readonly queue: Array<readonly [Http.IncomingMessage, Http.ServerResponse]> } | { readonly _tag: "serving"; readonly handler: Handler } | { readonly _tag: "closed" } = { _tag: "waiting", queue: [] }
+  const unavailable = (response: Http.ServerResponse) => {
+    response.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": "1", "x-request-id": newRequestId() })
+    response.end(UNAVAILABLE_BODY)
+  }
+  server.on("request", (source, response) => {
+    if (state._tag === "serving") state.handler(source, response)
+    else if (state._tag === "waiting") state.queue.push([source, response])
+    else unavailable(response)
+  })
+  return {
+    open: (handler) => {
+      const waited = state._tag === "waiting" ? state.queue : []
+      state = { _tag: "serving", handler }
+      for (const [source, response] of waited) handler(source, response)
+    },
+    close: (handler) => {
+      if (state._tag === "serving" && state.handler === handler) state = { _tag: "closed" }
+    }
+  }
+}
+
+const UNAVAILABLE_BODY = JSON.stringify(errorBody("ServiceUnavailable", "The service is shutting down; retry shortly."))
 
 const make = (evaluate: () => Http.Server, options: ListenOptions) =>
   Effect.gen(function* () {
@@ -234,6 +276,7 @@ const make = (evaluate: () => Http.Server, options: ListenOptions) =>
         server.close((error) => resume(error ? Effect.die(error) : Effect.void))
       })
     )
+    const gate = gateOf(server)
     yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
       const onError = (cause: unknown) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
       server.on("error", onError)
@@ -248,7 +291,7 @@ const make = (evaluate: () => Http.Server, options: ListenOptions) =>
         typeof address === "string" || address === null
           ? { _tag: "UnixAddress", path: address ?? "" }
           : { _tag: "TcpAddress", hostname: address.address === "::" ? "0.0.0.0" : address.address, port: address.port },
-      serve: serveOn(server)
+      serve: serveOn(gate)
     })
   })
 
