@@ -28,10 +28,21 @@ import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
-import { baseEnv, describe, freePort, killGroup, logTail, makeHousekeeping, redactUrl, sleep, withSearchPath } from "./bench/Util.js"
+import {
+  baseEnv,
+  describe,
+  freePort,
+  killGroup,
+  logTail,
+  makeHousekeeping,
+  redactUrl,
+  sleep,
+  startNodeFlags,
+  withSearchPath
+} from "./bench/Util.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const TSX = join(ROOT, "node_modules", ".bin", "tsx")
+const NODE_FLAGS = startNodeFlags(ROOT)
 const DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/test"
 
 const envSeconds = (name: string, fallback: number): number => {
@@ -110,9 +121,15 @@ interface Server {
   readonly exited: Promise<void>
 }
 
+/** `node <npm start's flags> [extra flags] --import tsx <entry>`: the service as deployed, the bare server alike. */
 const spawnServer = (name: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, port: number, logPath: string): Server => {
   const log = openSync(logPath, "a")
-  const child = spawn(TSX, [...args], { cwd: ROOT, env, stdio: ["ignore", log, log], detached: true })
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...args.slice(0, -1), "--import", "tsx", ...args.slice(-1)], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", log, log],
+    detached: true
+  })
   closeSync(log)
   children.add(child)
   const exited = new Promise<void>((done) => {
@@ -126,7 +143,7 @@ const spawnServer = (name: string, args: ReadonlyArray<string>, env: NodeJS.Proc
 
 const stopServer = async (server: Server) => {
   await stopChild(server.child)
-  // the node process tsx started may outlive tsx for a moment (ESRCH, ignored, when the group is gone)
+  // anything the server started goes with its group (ESRCH, ignored, when the group is gone)
   killGroup(server.child, "SIGKILL", true)
 }
 
@@ -236,8 +253,7 @@ const CLOCK_TICKS = (() => {
 })()
 
 /**
- * CPU milliseconds used so far by a process and its descendants (tsx and the
- * node it runs), from /proc: noise from other processes on the machine does
+ * CPU milliseconds used so far by a process and its descendants, from /proc: noise from other processes on the machine does
  * not enter it, unlike throughput. NaN off Linux.
  */
 const treeCpuMs = (pid: number): number => {
@@ -351,8 +367,8 @@ const benchDatabase = async (
     RATE_LIMIT_ADMIN_PER_DAY: HUGE_LIMIT,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})
   }
-  // tsx passes node's flags on to the node process it starts and profiles itself too: one folder per database,
-  // node's default names (with the pid) so neither profile overwrites the other; the service's is the larger
+  // one folder per database, node's default names (a profile per thread: the main one and tsx's loader);
+  // the service's is the larger
   const profileDir = CPU_PROF_DIR ? join(CPU_PROF_DIR, `service-${db}`) : undefined
   if (profileDir) mkdirSync(profileDir, { recursive: true })
   const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []
@@ -525,7 +541,8 @@ const main = async () => {
   const adminKey = `bench_admin_${randomBytes(18).toString("hex")}`
   const started = Date.now()
   console.log(
-    `HTTP bench: service (tsx src/main.ts) vs bare node:http (scripts/bench/bare-server.ts), ${CONNECTIONS.join(" and ")} connections,` +
+    `HTTP bench: service (npm start: node ${NODE_FLAGS.join(" ")} --import tsx src/main.ts) vs bare node:http` +
+      ` (scripts/bench/bare-server.ts, same node flags), ${CONNECTIONS.join(" and ")} connections,` +
       ` ${WARMUP_SECONDS} s warm-up + ${MEASURE_SECONDS} s per point.` +
       ` Authenticated with the admin key; admin rate limits set to ${HUGE_LIMIT}/minute and /day so they never bind.`
   )

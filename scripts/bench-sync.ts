@@ -1,5 +1,5 @@
 /**
- * Git sync benchmark: the service (node --import tsx src/main.ts, a child
+ * Git sync benchmark: the service (as npm start runs it: node <flags> --import tsx src/main.ts, a child
  * process per repository size) against generated repositories served by git's
  * own `git http-backend` on loopback (test/support/GitServer.ts), and the git
  * CLI on the same repositories as the physical reference.
@@ -34,7 +34,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import pg from "pg"
 import { type GitServer, startGitServer } from "../test/support/GitServer.js"
-import { baseEnv, describe, freePort, logTail, makeHousekeeping, redactUrl, sleep, withSearchPath } from "./bench/Util.js"
+import { baseEnv, describe, freePort, logTail, makeHousekeeping, redactUrl, sleep, startNodeFlags, withSearchPath } from "./bench/Util.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const run = promisify(execFile)
@@ -268,7 +268,7 @@ const referenceIncremental = async (ref: Reference, path: string): Promise<numbe
 }
 
 // ---------------------------------------------------------------------------
-// the service, in a child process of its own: `node --import tsx src/main.ts`, so its pid is the server's
+// the service, in a child process of its own, as `npm start` runs it (`node <flags> --import tsx src/main.ts`), so its pid is the server's
 
 interface Service {
   readonly child: ChildProcess
@@ -295,7 +295,7 @@ const startService = async (dataDir: string, adminKey: string, databaseUrl: stri
   // one directory per size: node names the files itself, one per thread (the main one and tsx's loader)
   const profile = CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${join(CPU_PROF_DIR, `service-${label}`)}`] : []
   const log = openSync(logPath, "a")
-  const child = spawn(process.execPath, [...profile, "--import", "tsx", "src/main.ts"], {
+  const child = spawn(process.execPath, [...startNodeFlags(ROOT), ...profile, "--import", "tsx", "src/main.ts"], {
     cwd: ROOT,
     env,
     stdio: ["ignore", log, log],
@@ -697,7 +697,7 @@ const report = (results: ReadonlyArray<SizeResult>, failures: ReadonlyArray<stri
   console.log("\nTargets\n")
   for (const v of verdicts) console.log(v)
   console.log(
-    `\nNotes: one service process per size (node --import tsx src/main.ts, so VmHWM is the server's own high-water mark,` +
+    `\nNotes: one service process per size (as npm start runs it, node --import tsx src/main.ts, so VmHWM is the server's own high-water mark,` +
       ` PGlite included when embedded; it is reset through /proc/<pid>/clear_refs once the service is ready, so the figure is the peak` +
       ` of the syncs (never below the RSS when it was reset, shown as "RSS before") and the start's own peak, PGlite's initdb when embedded,` +
       ` is shown in brackets; * marks a mark that could not be reset); "initial" runs from PATCH /api/v1/sync (link, which queues a pull) until POST /api/v1/sync answers;` +

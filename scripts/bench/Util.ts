@@ -2,6 +2,8 @@
 import type { ChildProcess } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
 import { createServer } from "node:net"
+import { join } from "node:path"
+import { Schema } from "effect"
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
 
@@ -120,4 +122,19 @@ export const makeHousekeeping = (what: string) => {
   const isInterrupted = () => interrupted
 
   return { children, tempDirs, cleanups, stopChild, cleanupAll, isInterrupted }
+}
+
+/**
+ * Node's flags of the deployment's command (package.json's `start`: `node <flags> --import tsx src/main.ts`),
+ * so a benchmark runs the service as `npm start` does, and the bare servers with the same flags.
+ */
+export const startNodeFlags = (root: string): ReadonlyArray<string> => {
+  const Scripts = Schema.Struct({ scripts: Schema.Struct({ start: Schema.String }) })
+  const { scripts } = Schema.decodeUnknownSync(Schema.parseJson(Scripts))(readFileSync(join(root, "package.json"), "utf8"))
+  const words = scripts.start.trim().split(/\s+/)
+  const importAt = words.indexOf("--import")
+  if (words[0] !== "node" || importAt === -1 || words[importAt + 1] !== "tsx") {
+    throw new Error(`package.json's start is not "node <flags> --import tsx <entry>": ${scripts.start}`)
+  }
+  return words.slice(1, importAt)
 }
