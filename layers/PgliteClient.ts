@@ -15,9 +15,9 @@ type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArra
 /**
  * A SqlClient over embedded PGlite, which runs on a worker thread
  * (PgliteWorker.ts): a long statement (a sync's thousands of rows, the search
- * indexer's batch) no longer stops the event loop. PGlite is one session, so a
- * lock serialises statements and a transaction holds it for its whole scope
- * (no other statement can slip into an open transaction).
+ * indexer's batch) no longer stops the event loop. PGlite is one session: a
+ * transaction holds the lock for its whole scope (no other statement can slip
+ * into it), single statements share it (makeLock).
  */
 export const make = (dataDir: string | undefined) =>
   Effect.gen(function* () {
@@ -54,14 +54,18 @@ export const make = (dataDir: string | undefined) =>
         Effect.map(query(sql, params), (rows) => (transformRows ? transformRows(rows) : rows))
     }
 
-    const acquire = Effect.as(
-      Effect.acquireRelease(Effect.flatMap(FiberRef.get(BackgroundWork), lock.take), () => Effect.sync(lock.release)),
-      connection
-    )
+    const acquire = (mode: "shared" | "exclusive") =>
+      Effect.as(
+        Effect.acquireRelease(
+          Effect.flatMap(FiberRef.get(BackgroundWork), (background) => lock.take(background, mode)),
+          () => Effect.sync(() => lock.release(mode))
+        ),
+        connection
+      )
 
     return yield* SqlClient.make({
-      acquirer: acquire,
-      transactionAcquirer: acquire,
+      acquirer: acquire("shared"),
+      transactionAcquirer: acquire("exclusive"),
       compiler: PgClient.makeCompiler(camelToSnake, false),
       transformRows: Statement.defaultTransforms(snakeToCamel, false).array,
       spanAttributes: [["db.system.name", "pglite"]]
@@ -69,27 +73,52 @@ export const make = (dataDir: string | undefined) =>
   })
 
 /**
- * The session's lock. First come, first served (Effect's Semaphore lets
- * newcomers overtake waiters, which starved some requests under load: p99 of
- * seconds), except that background work (Priority.ts) waits while anyone else does.
+ * The session's lock. A single statement takes it shared: the worker runs
+ * statements one at a time in the order they come (PGlite queues them), so
+ * several can be on their way at once and the worker never waits for the
+ * event loop between two. A transaction takes it exclusive: no other statement
+ * slips into it. Waiters are served first come, first served (Effect's
+ * Semaphore lets newcomers overtake waiters, which starved some requests under
+ * load: p99 of seconds), except that background work (Priority.ts) waits while
+ * anyone else does.
  */
-const makeLock = () => {
-  let held = false
-  const waiting: Array<() => void> = []
-  const waitingInBackground: Array<() => void> = []
+export const makeLock = () => {
+  interface Waiter {
+    readonly exclusive: boolean
+    readonly go: () => void
+  }
+  let shared = 0
+  let exclusive = false
+  const waiting: Array<Waiter> = []
+  const waitingInBackground: Array<Waiter> = []
+  const free = (w: Waiter) => !exclusive && (w.exclusive ? shared === 0 : true)
+  const grant = (w: Waiter) => {
+    if (w.exclusive) exclusive = true
+    else shared++
+    w.go()
+  }
+  // in order: the first waiter that cannot go yet stops everyone behind it
+  const wake = () => {
+    for (const queue of [waiting, waitingInBackground]) {
+      while (queue.length > 0) {
+        const next = queue[0]
+        if (next === undefined || !free(next)) return
+        queue.shift()
+        grant(next)
+      }
+    }
+  }
   return {
-    take: (background: boolean) =>
+    take: (background: boolean, mode: "shared" | "exclusive") =>
       Effect.async<void>((resume) => {
-        if (!held) {
-          held = true
-          return resume(Effect.void)
-        }
-        ;(background ? waitingInBackground : waiting).push(() => resume(Effect.void))
+        const waiter: Waiter = { exclusive: mode === "exclusive", go: () => resume(Effect.void) }
+        if (waiting.length === 0 && (!background || waitingInBackground.length === 0) && free(waiter)) return grant(waiter)
+        ;(background ? waitingInBackground : waiting).push(waiter)
       }),
-    release: () => {
-      const next = waiting.shift() ?? waitingInBackground.shift()
-      if (next) next()
-      else held = false
+    release: (mode: "shared" | "exclusive") => {
+      if (mode === "exclusive") exclusive = false
+      else shared--
+      wake()
     }
   }
 }
