@@ -243,8 +243,13 @@ interface Gate {
  * socket timed out. Requests that come before the app is served wait for it;
  * those after it stopped (shutdown) get 503.
  */
+type GateState =
+  | { readonly _tag: "waiting"; readonly queue: Array<readonly [Http.IncomingMessage, Http.ServerResponse]> }
+  | { readonly _tag: "serving"; readonly handler: Handler }
+  | { readonly _tag: "closed" }
+
 const gateOf = (server: Http.Server): Gate => {
-  let state: { readonly _tag: "waiting"; readonly queue: Array<readonly [Http.IncomingMessage, Http.ServerResponse]> } | { readonly _tag: "serving"; readonly handler: Handler } | { readonly _tag: "closed" } = { _tag: "waiting", queue: [] }
+  let state: GateState = { _tag: "waiting", queue: [] }
   const unavailable = (response: Http.ServerResponse) => {
     response.writeHead(503, { "content-type": "application/json", connection: "close", "retry-after": "1", "x-request-id": newRequestId() })
     response.end(UNAVAILABLE_BODY)
