@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { crc32, inflateSync } from "node:zlib"
-import { applyDelta, type GitObject, type ObjectType } from "./PackReader.js"
+import { applyDelta, type GitObject, IDX_MAGIC, type ObjectType, readEntryHeader, TYPES } from "./PackReader.js"
 
 /**
  * Builds the version-2 .idx of a complete (not thin) pack with node's native
@@ -9,10 +9,6 @@ import { applyDelta, type GitObject, type ObjectType } from "./PackReader.js"
  * seconds per ten thousand files.
  */
 
-const TYPES: Readonly<Record<number, ObjectType>> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" }
-const OFS_DELTA = 6
-const REF_DELTA = 7
-const IDX_MAGIC = 0xff744f63
 
 export class PackError extends Error {}
 
@@ -64,30 +60,11 @@ const readEntries = (pack: Buffer): Array<Entry> => {
   for (let i = 0; i < count; i++) {
     const offset = pos
     if (pos >= end) throw new PackError("pack ends early")
-    let byte = pack.readUInt8(pos++)
-    const kind = (byte >>> 4) & 7
-    let size = byte & 0x0f
-    let scale = 16
-    while (byte & 0x80) {
-      byte = pack.readUInt8(pos++)
-      size += (byte & 0x7f) * scale
-      scale *= 128
-    }
-    let baseOffset: number | undefined
-    let baseId: string | undefined
-    if (kind === OFS_DELTA) {
-      byte = pack.readUInt8(pos++)
-      let distance = byte & 0x7f
-      while (byte & 0x80) {
-        byte = pack.readUInt8(pos++)
-        distance = (distance + 1) * 128 + (byte & 0x7f)
-      }
-      baseOffset = offset - distance
-      if (baseOffset < 12) throw new PackError(`entry at ${offset}: bad delta base offset`)
-    } else if (kind === REF_DELTA) {
-      baseId = pack.toString("hex", pos, pos + 20)
-      pos += 20
-    } else if (TYPES[kind] === undefined) {
+    const { kind, size, distance, baseId, dataStart } = readEntryHeader(pack, pos)
+    pos = dataStart
+    const baseOffset = distance === undefined ? undefined : offset - distance
+    if (baseOffset !== undefined && baseOffset < 12) throw new PackError(`entry at ${offset}: bad delta base offset`)
+    if (distance === undefined && baseId === undefined && TYPES[kind] === undefined) {
       throw new PackError(`entry at ${offset}: unknown type ${kind}`)
     }
     const { content, consumed } = inflateHead(pack.subarray(pos, end), size)

@@ -41,11 +41,52 @@ interface Pack {
   size: number
 }
 
-const TYPES: Readonly<Record<number, ObjectType>> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" }
+/** Pack entry types (git's pack format): the four object types, and the two kinds of delta. */
+export const TYPES: Readonly<Record<number, ObjectType>> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" }
+export const OFS_DELTA = 6
+export const REF_DELTA = 7
+export const IDX_MAGIC = 0xff744f63
 const LOOSE_TYPES: Readonly<Record<string, ObjectType>> = { commit: "commit", tree: "tree", blob: "blob", tag: "tag" }
-const OFS_DELTA = 6
-const REF_DELTA = 7
-const IDX_MAGIC = 0xff744f63
+
+export interface EntryHeader {
+  readonly kind: number
+  /** Inflated size: the object's, or its delta's. */
+  readonly size: number
+  /** OFS_DELTA: how far before the entry its base starts. */
+  readonly distance: number | undefined
+  /** REF_DELTA: its base's id. */
+  readonly baseId: string | undefined
+  /** Where the entry's zlib data starts in `bytes`. */
+  readonly dataStart: number
+}
+
+/** The header of the pack entry that starts at `start` of `bytes`. */
+export const readEntryHeader = (bytes: Buffer, start: number): EntryHeader => {
+  let pos = start
+  let byte = bytes.readUInt8(pos++)
+  const kind = (byte >>> 4) & 7
+  let size = byte & 0x0f
+  let scale = 16
+  while (byte & 0x80) {
+    byte = bytes.readUInt8(pos++)
+    size += (byte & 0x7f) * scale
+    scale *= 128
+  }
+  let distance: number | undefined
+  let baseId: string | undefined
+  if (kind === OFS_DELTA) {
+    byte = bytes.readUInt8(pos++)
+    distance = byte & 0x7f
+    while (byte & 0x80) {
+      byte = bytes.readUInt8(pos++)
+      distance = (distance + 1) * 128 + (byte & 0x7f)
+    }
+  } else if (kind === REF_DELTA) {
+    baseId = bytes.toString("hex", pos, pos + 20)
+    pos += 20
+  }
+  return { kind, size, distance, baseId, dataStart: pos }
+}
 const FANOUT = 8
 const HASHES = FANOUT + 256 * 4
 /** Delta bases kept resolved while a job reads (a chain shares its bases). */
@@ -212,27 +253,11 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
   /** The object stored at `offset` of `pack` (deltas resolved), not yet checked against an id. */
   const readAt = (pack: Pack, offset: number, depth: number): GitObject => {
     if (depth > 4096) throw new Error("delta chain too deep")
-    const header = readBytes(pack, offset, 32)
-    let pos = 0
-    let byte = header.readUInt8(pos++)
-    const kind = (byte >>> 4) & 7
-    let size = byte & 0x0f
-    let scale = 16
-    while (byte & 0x80) {
-      byte = header.readUInt8(pos++)
-      size += (byte & 0x7f) * scale
-      scale *= 128
-    }
+    const { kind, size, distance, baseId, dataStart } = readEntryHeader(readBytes(pack, offset, 32), 0)
     const plain = TYPES[kind]
-    if (plain !== undefined) return { type: plain, content: inflateAt(pack, offset + pos, size) }
+    if (plain !== undefined) return { type: plain, content: inflateAt(pack, offset + dataStart, size) }
     let base: GitObject
-    if (kind === OFS_DELTA) {
-      byte = header.readUInt8(pos++)
-      let distance = byte & 0x7f
-      while (byte & 0x80) {
-        byte = header.readUInt8(pos++)
-        distance = (distance + 1) * 128 + (byte & 0x7f)
-      }
+    if (distance !== undefined) {
       const baseOffset = offset - distance
       if (baseOffset < 12 || baseOffset >= offset) throw new Error(`pack entry at ${offset}: bad delta base offset`)
       const key = `${pack.path}:${baseOffset}`
@@ -243,16 +268,14 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
         base = readAt(pack, baseOffset, depth + 1)
         remember(key, base)
       }
-    } else if (kind === REF_DELTA) {
-      const baseId = header.subarray(pos, pos + 20).toString("hex")
-      pos += 20
+    } else if (baseId !== undefined) {
       const found = read(baseId)
       if (!found) throw new Error(`pack entry at ${offset}: delta base ${baseId} is missing`)
       base = found
     } else {
       throw new Error(`pack entry at ${offset}: unknown type ${kind}`)
     }
-    return { type: base.type, content: applyDelta(inflateAt(pack, offset + pos, size), base.content) }
+    return { type: base.type, content: applyDelta(inflateAt(pack, offset + dataStart, size), base.content) }
   }
 
   const readLoose = (oid: string): GitObject | undefined => {
