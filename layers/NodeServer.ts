@@ -235,13 +235,16 @@ interface Gate {
   readonly open: (handler: Handler) => void
   /** Stop serving with `handler`: later requests get 503. */
   readonly close: (handler: Handler) => void
+  /** The server is closing: requests still waiting for an app that never came get 503, later ones too. */
+  readonly shutDown: () => void
 }
 
 /**
  * The port opens before the app is served (the app is built on the server's
  * layer), and node drops a request no listener takes: it would hang until its
- * socket timed out. Requests that come before the app is served wait for it;
- * those after it stopped (shutdown) get 503.
+ * socket timed out (and kept the server from closing). Requests that come
+ * before the app is served wait for it; those after it stopped, or still
+ * waiting when the server closes (a start that failed), get 503.
  */
 type GateState =
   | { readonly _tag: "waiting"; readonly queue: Array<readonly [Http.IncomingMessage, Http.ServerResponse]> }
@@ -267,6 +270,11 @@ const gateOf = (server: Http.Server): Gate => {
     },
     close: (handler) => {
       if (state._tag === "serving" && state.handler === handler) state = { _tag: "closed" }
+    },
+    shutDown: () => {
+      const waited = state._tag === "waiting" ? state.queue : []
+      state = { _tag: "closed" }
+      for (const [, response] of waited) unavailable(response)
     }
   }
 }
@@ -282,6 +290,8 @@ const make = (evaluate: () => Http.Server, options: ListenOptions) =>
       })
     )
     const gate = gateOf(server)
+    // before the server's own release (finalizers run last first): close waits for every open request
+    yield* Effect.addFinalizer(() => Effect.sync(gate.shutDown))
     yield* Effect.async<void, HttpServerError.ServeError>((resume) => {
       const onError = (cause: unknown) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
       server.on("error", onError)

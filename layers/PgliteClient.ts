@@ -82,7 +82,7 @@ export const make = (dataDir: string | undefined) =>
  * load: p99 of seconds), except that background work (Priority.ts) waits while
  * anyone else does.
  */
-export const makeLock = () => {
+const makeLock = () => {
   interface Waiter {
     readonly exclusive: boolean
     readonly go: () => void

@@ -45,4 +45,17 @@ describe("the node:http server", () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
   })
+
+  it("answers 503 to a request still waiting when the server closes without ever serving (a start that failed)", async () => {
+    const scope = Effect.runSync(Scope.make())
+    const context = await Effect.runPromise(
+      Layer.buildWithScope(NodeServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }), scope)
+    )
+    const waiting = fetch(urlOf(Context.get(context, HttpServer.HttpServer).address))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    const response = await waiting
+    expect(response.status).toBe(503)
+    expect(await response.json()).toMatchObject({ error: { code: "service_unavailable" } })
+  })
 })
