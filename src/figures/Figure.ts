@@ -15,9 +15,10 @@ const MEDIA_TYPES: Readonly<Record<string, string>> = {
 }
 
 const extensionOf = (path: string): string => {
-  const name = path.split("/").at(-1) ?? ""
-  const dot = name.lastIndexOf(".")
-  return dot > 0 ? name.slice(dot + 1).toLowerCase() : ""
+  const slash = path.lastIndexOf("/")
+  const dot = path.lastIndexOf(".")
+  // a dot that starts the name (`.png`) begins no extension
+  return dot > slash + 1 ? path.slice(dot + 1).toLowerCase() : ""
 }
 
 /** The media type of a figure file, or null when the name is not a figure's. */

@@ -2,6 +2,10 @@ import { Either } from "effect"
 
 export const MAX_PATH_LENGTH = 1024
 
+/** `/a/b.md`: segments without NUL, backslash or empty, `.`, `..` ones (their dots then a slash or the end). */
+const NORMAL = /^(?:\/(?!\.\.?(?:\/|$))[^/\\\0]+)+$/
+const DOT_GIT = /(?:^|\/)\.git(?:\/|$)/i
+
 /**
  * A lab file path as users write it (`/notes/a.md`), normalised: repeated
  * slashes collapse, `.` segments vanish, `..` segments climb. Refused: paths not
@@ -9,6 +13,8 @@ export const MAX_PATH_LENGTH = 1024
  * root itself), containing NUL or backslashes, or over 1,024 characters.
  */
 export const normalizePath = (raw: string): Either.Either<string, string> => {
+  // most paths are normal already (a sync checks every path of the tree)
+  if (raw.length <= MAX_PATH_LENGTH && NORMAL.test(raw) && !DOT_GIT.test(raw)) return Either.right(raw)
   if (raw.length === 0) return Either.left("must not be empty")
   if (raw.length > MAX_PATH_LENGTH) return Either.left(`must be at most ${MAX_PATH_LENGTH} characters`)
   if (!raw.startsWith("/")) return Either.left("must start with /")

@@ -8,9 +8,12 @@ export const MAX_FILE_BYTES = 1_048_576
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".next", "dist", "build"])
 const LOCKFILES = new Set(["package-lock.json", "yarn.lock", "pnpm-lock.yaml"])
+const MIGHT_SKIP = /node_modules|\.next|dist|build|package-lock\.json|yarn\.lock|pnpm-lock\.yaml|\.min\.(?:js|css)$/
 
 /** Skipped by path alone: those directories at any depth, the lockfiles, minified bundles. */
 export const isSkippedPath = (repoPath: string): boolean => {
+  // the common case without splitting: no skipped name anywhere in the path
+  if (!MIGHT_SKIP.test(repoPath)) return false
   const segments = repoPath.split("/")
   const name = segments.at(-1) ?? ""
   if (segments.slice(0, -1).some((dir) => SKIPPED_DIRECTORIES.has(dir))) return true
