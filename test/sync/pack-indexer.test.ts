@@ -1,0 +1,82 @@
+import { execFile, spawn } from "node:child_process"
+import fs from "node:fs"
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { promisify } from "node:util"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { indexPack, PackError } from "../../layers/git/PackIndexer.js"
+
+/** The pack indexer (layers/git/PackIndexer.ts) against git's own index-pack. */
+const run = promisify(execFile)
+let dir: string
+
+const git = async (...args: ReadonlyArray<string>) => (await run("git", ["-C", dir, ...args], { maxBuffer: 64 << 20 })).stdout
+
+/** `git pack-objects` of everything reachable from HEAD: OFS_DELTA entries, or REF_DELTA ones. */
+const packOf = (deltas: "ofs" | "ref") =>
+  new Promise<Buffer>((resolve, reject) => {
+    const child = spawn("git", ["-C", dir, "pack-objects", "--stdout", "--revs", ...(deltas === "ofs" ? ["--delta-base-offset"] : [])])
+    const out: Array<Buffer> = []
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
+    child.on("error", reject)
+    child.on("close", (code) => (code === 0 ? resolve(Buffer.concat(out)) : reject(new Error(`pack-objects exited ${code}`))))
+    child.stdin.end("HEAD\n")
+  })
+
+/** The .idx git writes for `pack`. */
+const gitIdx = async (pack: Buffer, name: string) => {
+  const path = join(dir, `${name}.pack`)
+  await writeFile(path, pack)
+  await run("git", ["index-pack", path])
+  return readFile(join(dir, `${name}.idx`))
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "lab-pack-"))
+  await git("init", "--quiet")
+  // similar files, so the pack holds deltas; one big file
+  const paragraph = "A paragraph that repeats across files, so git stores most of them as deltas.\n".repeat(30)
+  for (let i = 0; i < 40; i++) {
+    fs.mkdirSync(join(dir, `notes/${i % 4}`), { recursive: true })
+    fs.writeFileSync(join(dir, `notes/${i % 4}/n${i}.md`), `${paragraph}note ${i}\n`)
+  }
+  fs.writeFileSync(join(dir, "big.txt"), Array.from({ length: 20_000 }, (_, i) => `line ${i} ${(i * 7919) % 10007}`).join("\n"))
+  await git("add", "-A")
+  await git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "one")
+  fs.writeFileSync(join(dir, "notes/0/n0.md"), `${paragraph}changed\n`)
+  await git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-am", "two")
+})
+afterAll(() => rm(dir, { recursive: true, force: true }))
+
+describe("pack indexer", () => {
+  for (const deltas of ["ofs", "ref"] as const) {
+    it(`writes the .idx git writes and resolves every object (${deltas} deltas)`, async () => {
+      const pack = await packOf(deltas)
+      const expected = await gitIdx(pack, `pack-${deltas}`)
+      const verify = await git("verify-pack", "-v", join(dir, `pack-${deltas}.idx`))
+      expect(verify).toMatch(/chain length = 1: \d+ objects?/) // there were deltas to resolve
+      const indexed = indexPack(pack)
+      expect(indexed.idx.equals(expected)).toBe(true)
+      expect(indexed.checksum).toBe(pack.toString("hex", pack.length - 20))
+      const ids = (await git("rev-list", "--objects", "--all")).trim().split("\n").map((line) => line.slice(0, 40))
+      expect([...indexed.objects.keys()].sort()).toEqual([...ids].sort())
+      for (const path of ["big.txt", "notes/0/n0.md", "notes/3/n7.md"]) {
+        const oid = (await git("rev-parse", `HEAD:${path}`)).trim()
+        expect(indexed.objects.get(oid)?.content.toString("utf8")).toBe(await git("cat-file", "blob", oid))
+      }
+    })
+  }
+
+  it("refuses a pack cut short, damaged, or followed by more bytes", async () => {
+    const pack = await packOf("ofs")
+    expect(() => indexPack(pack.subarray(0, pack.length - 1))).toThrow(PackError)
+    expect(() => indexPack(Buffer.concat([pack.subarray(0, Math.floor(pack.length / 2)), pack.subarray(pack.length - 20)]))).toThrow(PackError)
+    const damaged = Buffer.from(pack)
+    const middle = Math.floor(pack.length / 2)
+    damaged.writeUInt8(damaged.readUInt8(middle) ^ 0xff, middle)
+    expect(() => indexPack(damaged)).toThrow(PackError)
+    expect(() => indexPack(Buffer.concat([pack.subarray(0, pack.length - 20), Buffer.from("extra"), pack.subarray(pack.length - 20)]))).toThrow(PackError)
+    expect(() => indexPack(Buffer.from("PACX"))).toThrow(PackError)
+  })
+})
