@@ -1,4 +1,6 @@
 import { Schema } from "effect"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 
 const Failure = Schema.Struct({ message: Schema.String }).pipe(Schema.extend(Schema.Record({ key: Schema.String, value: Schema.String })))
@@ -34,8 +36,16 @@ const WORKER_FILE = new URL("./pglite-worker.mjs", import.meta.url)
 /**
  * Start PGlite on its own thread (pglite-worker.mjs) and talk to it by
  * messages. The thread keeps the process alive only while a request is open.
+ * A new data directory is created by a first thread that then exits: the
+ * memory initdb takes (~0.5 GB) stays with the thread that ran it, so the
+ * service's own thread opens the directory that one left.
  */
-export const start = (dataDir: string | undefined): Promise<PgliteWorker> =>
+export const start = async (dataDir: string | undefined): Promise<PgliteWorker> => {
+  if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) await (await spawn(dataDir)).close()
+  return spawn(dataDir)
+}
+
+const spawn = (dataDir: string | undefined): Promise<PgliteWorker> =>
   new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_FILE, { workerData: { dataDir } })
     const pending = new Map<number, { readonly resolve: (value: unknown) => void; readonly reject: (error: unknown) => void }>()
