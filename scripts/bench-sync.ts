@@ -683,21 +683,24 @@ const report = (results: ReadonlyArray<SizeResult>, failures: ReadonlyArray<stri
         "VmHWM MiB (start)",
         "RSS before/after"
       ],
-      results.map((r) => [
-        r.files.toLocaleString("en-US"),
-        fmt(r.packMiB, 1),
-        fmt(initialOf(r).referenceMs),
-        fmt(initialOf(r).serviceMs),
-        `${fmt(initialOf(r).ratio, 2)}x`,
-        `${fmt(initialOf(r).firstMs)} (${fmt(initialOf(r).firstRatio, 2)}x)`,
-        fmt(r.noopMs),
-        `${fmt(median(r.incrementalMs))} [${fmt(Math.max(...r.incrementalMs))}]`,
-        fmt(median(r.referenceIncrementalMs)),
-        fmt(median(r.pushMs)),
-        `${fmt(median(r.webhookMs))} [${fmt(Math.max(...r.webhookMs))}]`,
-        `${fmt(r.hwm)}${r.hwmReset ? "" : "*"} (${fmt(r.startHwm)})`,
-        `${fmt(r.startRss)}/${fmt(r.rssEnd)}`
-      ]),
+      results.map((r) => {
+        const initial = initialOf(r)
+        return [
+          r.files.toLocaleString("en-US"),
+          fmt(r.packMiB, 1),
+          fmt(initial.referenceMs),
+          fmt(initial.serviceMs),
+          `${fmt(initial.ratio, 2)}x`,
+          `${fmt(initial.firstMs)} (${fmt(initial.firstRatio, 2)}x)`,
+          fmt(r.noopMs),
+          `${fmt(median(r.incrementalMs))} [${fmt(Math.max(...r.incrementalMs))}]`,
+          fmt(median(r.referenceIncrementalMs)),
+          fmt(median(r.pushMs)),
+          `${fmt(median(r.webhookMs))} [${fmt(Math.max(...r.webhookMs))}]`,
+          `${fmt(r.hwm)}${r.hwmReset ? "" : "*"} (${fmt(r.startHwm)})`,
+          `${fmt(r.startRss)}/${fmt(r.rssEnd)}`
+        ]
+      }),
       1
     )
   )
