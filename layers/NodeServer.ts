@@ -16,9 +16,9 @@ import { Cause, Chunk, Effect, Inspectable, Layer, Option, Runtime, Scope, Strea
 import type * as Http from "node:http"
 import type { ListenOptions } from "node:net"
 import { Readable } from "node:stream"
+import { pipeline } from "node:stream/promises"
 import { errorBody } from "../src/http/Errors.js"
 import { newRequestId } from "../src/http/RequestContext.js"
-import { pipeline } from "node:stream/promises"
 
 /**
  * node:http's request as an HttpServerRequest, as @effect/platform-node makes

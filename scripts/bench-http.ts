@@ -253,8 +253,9 @@ const CLOCK_TICKS = (() => {
 })()
 
 /**
- * CPU milliseconds used so far by a process and its descendants, from /proc: noise from other processes on the machine does
- * not enter it, unlike throughput. NaN off Linux.
+ * CPU milliseconds used so far by a process and its descendants, from /proc:
+ * noise from other processes on the machine does not enter it, unlike
+ * throughput. NaN off Linux.
  */
 const treeCpuMs = (pid: number): number => {
   try {

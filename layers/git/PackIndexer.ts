@@ -9,7 +9,6 @@ import { applyDelta, type GitObject, IDX_MAGIC, type ObjectType, readEntryHeader
  * seconds per ten thousand files.
  */
 
-
 export class PackError extends Error {}
 
 interface InflateInfo {

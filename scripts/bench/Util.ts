@@ -58,7 +58,7 @@ export const logTail = (logPath: string, lines = 30): string => {
   }
 }
 
-/** Signal a detached child's whole process group (tsx and the node it starts). */
+/** Signal a detached child's whole process group (the server and anything it started). */
 export const killGroup = (child: ChildProcess, signal: NodeJS.Signals, evenIfLeaderExited = false) => {
   if (child.pid === undefined) return
   if (!evenIfLeaderExited && (child.exitCode !== null || child.signalCode !== null)) return
@@ -79,7 +79,7 @@ export const makeHousekeeping = (what: string) => {
   const tempDirs = new Set<string>()
   const cleanups: Array<() => Promise<void>> = []
 
-  /** SIGTERM (tsx relays it to the node process it runs, which closes its database), SIGKILL after `graceMs`. */
+  /** SIGTERM (the server closes its database and exits), SIGKILL after `graceMs`. */
   const stopChild = async (child: ChildProcess, graceMs = 20_000): Promise<void> => {
     if (child.exitCode !== null || child.signalCode !== null) {
       children.delete(child)
