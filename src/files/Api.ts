@@ -5,7 +5,7 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { BlobSha, DeletedFile, DirectoryPrefix, File, FilePath, FileSummary, WriteFile } from "./File.js"
+import { BlobSha, DeletedFile, DirectoryPrefix, ExistingFilePath, File, FileSummary, WriteFile } from "./File.js"
 
 /** Spec 4.3, plus a listing (GET without `path`) and optimistic concurrency (`sha`). */
 export class FilesApi extends HttpApiGroup.make("files")
@@ -14,7 +14,7 @@ export class FilesApi extends HttpApiGroup.make("files")
       .setUrlParams(
         Schema.Struct({
           labId: LabRef,
-          path: Schema.optional(FilePath).annotations({ description: "the file to read; omit it to list files" }),
+          path: Schema.optional(ExistingFilePath).annotations({ description: "the file to read; omit it to list files" }),
           prefix: Schema.optional(DirectoryPrefix).annotations({ description: "when listing: only files below this directory" }),
           ...PageParams
         })
@@ -32,7 +32,7 @@ export class FilesApi extends HttpApiGroup.make("files")
   .add(HttpApiEndpoint.patch("update", "/files").setPayload(WriteFile).addSuccess(Envelope(File)).addError(ConflictWire))
   .add(
     HttpApiEndpoint.del("delete", "/files")
-      .setUrlParams(Schema.Struct({ labId: LabRef, path: FilePath, sha: Schema.optional(BlobSha) }))
+      .setUrlParams(Schema.Struct({ labId: LabRef, path: ExistingFilePath, sha: Schema.optional(BlobSha) }))
       .addSuccess(Envelope(DeletedFile))
       .addError(ConflictWire)
   )

@@ -2,7 +2,7 @@ import { Either, ParseResult, Schema } from "effect"
 import { Body, LabRef, Timestamp } from "../common/Schemas.js"
 import { MAX_FILE_BYTES } from "../sync/Rules.js"
 import { byteLength } from "./BlobId.js"
-import { normalizePath, normalizePrefix } from "./Paths.js"
+import { normalizePath, normalizePathShape, normalizePrefix } from "./Paths.js"
 
 const normalized = (normalize: (raw: string) => Either.Either<string, string>, description: string) =>
   Schema.transformOrFail(Schema.String, Schema.String, {
@@ -15,10 +15,25 @@ const normalized = (normalize: (raw: string) => Either.Either<string, string>, d
     encode: ParseResult.succeed
   }).annotations({ description })
 
-/** A file path: starts with `/`, normalised; see Paths.ts for what is refused. */
+/** A file path: starts with `/`, normalised; see Paths.ts for what is refused (git's own rule included). */
 export const FilePath = normalized(normalizePath, "a file path such as /notes/idea.md (normalised; at most 1,024 characters)")
 
+/**
+ * A path to read or delete: FilePath without git's rule, so a file stored under a path git refuses
+ * (written before the files API refused such paths) can still be read and removed.
+ */
+export const ExistingFilePath = normalized(
+  normalizePathShape,
+  "a file path such as /notes/idea.md (normalised; at most 1,024 characters)"
+)
+
 export const DirectoryPrefix = normalized(normalizePrefix, "a directory such as /notes (lists everything below it)")
+
+/** A directory of the repository, with or without its slashes: `notes`, `/notes` and `notes/` alike. */
+export const RepoDirectory = normalized(
+  (raw) => normalizePrefix(raw.startsWith("/") ? raw : `/${raw}`),
+  "a directory such as notes or /notes (everything below it)"
+)
 
 export const FileContent = Schema.String.pipe(
   Schema.filter((s) => byteLength(s) <= MAX_FILE_BYTES || `must be at most ${MAX_FILE_BYTES} bytes of UTF-8`),
