@@ -176,5 +176,19 @@ CREATE INDEX activity_lab_created ON activity (lab_id, created_at DESC, id DESC)
     id: 6,
     name: "search queue: one version per statement",
     sql: search.queueVersionPerStatement
+  },
+  {
+    id: 7,
+    name: "sync link: token origin, outbox set-aside",
+    // a stored token was given for its link's repository: bind it to that origin (scheme://host[:port]; the
+    // service compares origins after parsing them, so case and default ports need no care here)
+    sql: `
+ALTER TABLE lab_repos ADD COLUMN token_origin text;
+UPDATE lab_repos SET token_origin = substring(repo from '^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*')
+  WHERE token_sealed IS NOT NULL;
+
+ALTER TABLE outbox ADD COLUMN set_aside_at timestamptz;
+ALTER TABLE outbox ADD COLUMN set_aside_reason text;
+`
   }
 ]

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.js"
 import { Body, LabRef } from "../common/Schemas.js"
 import { BadGatewayWire, ForbiddenWire, NotFoundWire, PreconditionFailedWire, UnauthorizedWire } from "../http/Errors.js"
-import { DirectoryPrefix } from "../files/File.js"
+import { RepoDirectory } from "../files/File.js"
 import { LinkRepo, SyncResult, SyncStatus, WebhookSecretResult } from "./RepoLink.js"
 
 /** Spec 4.4 with bare bodies (2.5-2.7), plus PATCH to link a repository. */
@@ -12,7 +12,7 @@ export class SyncApi extends HttpApiGroup.make("sync")
   .add(HttpApiEndpoint.patch("link", "/sync").setPayload(LinkRepo).addSuccess(SyncStatus))
   .add(
     HttpApiEndpoint.post("pull", "/sync")
-      .setPayload(Body({ labId: LabRef, subPath: Schema.optional(DirectoryPrefix) }))
+      .setPayload(Body({ labId: LabRef, subPath: Schema.optional(RepoDirectory) }))
       .addSuccess(SyncResult)
       .addError(BadGatewayWire)
   )

@@ -9,6 +9,8 @@ export interface RepoLink {
   readonly defaultBranch: string
   readonly autoPush: boolean
   readonly tokenSealed: string | null
+  /** The origin (`scheme://host[:port]`) the token was given for: it is never sent anywhere else. */
+  readonly tokenOrigin: string | null
   readonly webhookSecretSealed: string | null
   readonly lastSyncAt: Date | null
   readonly lastSyncSha: string | null
@@ -34,19 +36,30 @@ export const BranchName = Schema.String.pipe(
   Schema.pattern(/^(?!\/|.*\/\/|.*\.\.|.*\.lock$|.*\/$)[A-Za-z0-9._/-]{1,200}$/, { message: () => "must be a valid branch name" })
 )
 
-/** PATCH /api/v1/sync: link a repository or change the link. */
+/** PATCH /api/v1/sync: link a repository or change the link; absent fields keep their values. */
 export const LinkRepo = Body({
   labId: LabRef,
-  repo: RepoUrl,
+  repo: Schema.optional(RepoUrl).annotations({ description: "required to link a lab that has no repository yet" }),
   defaultBranch: Schema.optional(BranchName),
   autoPushOnEdit: Schema.optional(Schema.Boolean),
   token: Schema.optional(
     Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096))).annotations({
-      description: "credential for fetch and push (a token, or user:password); stored encrypted, never returned; null removes it"
+      description:
+        "credential for fetch and push (a token, or user:password); stored encrypted, never returned; null removes it. " +
+        "It is bound to the repository's origin: a repo on another origin drops it unless this request gives one"
     })
   )
 })
 export type LinkRepo = typeof LinkRepo.Type
+
+/** A write the outbox set aside: git will never commit it, so the writes after it go on without it. */
+export const SetAsideWrite = Schema.Struct({
+  path: Schema.String,
+  operation: Schema.Literal("write", "delete"),
+  reason: Schema.String,
+  at: Schema.Number.annotations({ description: "when it was set aside, Unix time in milliseconds" })
+}).annotations({ identifier: "SetAsideWrite" })
+export type SetAsideWrite = typeof SetAsideWrite.Type
 
 /** Spec 2.5, plus what users need to see of the sync's health. */
 export const SyncStatus = Schema.Struct({
@@ -57,6 +70,8 @@ export const SyncStatus = Schema.Struct({
   autoPushOnEdit: Schema.Boolean,
   lastError: Schema.NullOr(Schema.Struct({ message: Schema.String, at: Schema.Number })),
   pendingCommits: Schema.Number.annotations({ description: "writes acknowledged but not yet pushed" }),
+  setAsideCommits: Schema.Number.annotations({ description: "writes that can never be pushed, set aside (see setAside)" }),
+  setAside: Schema.Array(SetAsideWrite).annotations({ description: "the newest writes set aside, at most 20, newest first" }),
   hasToken: Schema.Boolean,
   hasWebhookSecret: Schema.Boolean
 }).annotations({ identifier: "SyncStatus" })
@@ -84,6 +99,25 @@ export const WebhookSecretResult = Schema.Struct({
 export const repoKeyOf = (url: string): string => {
   const u = new URL(url)
   return `${u.host}${u.pathname}`.toLowerCase().replace(/\.git$/, "").replace(/\/+$/, "")
+}
+
+/**
+ * `scheme://host[:port]` as a browser compares origins: host in lower case (IDN in
+ * punycode), default ports (80, 443) dropped; undefined when `url` does not parse.
+ */
+export const originOf = (url: string): string | undefined => {
+  try {
+    const origin = new URL(url).origin
+    return origin === "null" ? undefined : origin
+  } catch {
+    return undefined
+  }
+}
+
+/** Do two URLs (or origins) name the same origin? False when either does not parse. */
+export const sameOrigin = (a: string, b: string): boolean => {
+  const origin = originOf(a)
+  return origin !== undefined && origin === originOf(b)
 }
 
 /** `owner/name` for messages. */

@@ -2,10 +2,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { SecretBox } from "../common/SecretBox.js"
-import { NotFound } from "../http/Errors.js"
+import { NotFound, ValidationError } from "../http/Errors.js"
 import { Git } from "./Git.js"
-import { type LinkRepo, type RepoLink, repoKeyOf, type SyncStatus } from "./RepoLink.js"
-import { SyncRepo } from "./SyncRepo.js"
+import { type LinkRepo, originOf, type RepoLink, repoKeyOf, sameOrigin, type SyncStatus } from "./RepoLink.js"
+import { type SealedToken, SyncRepo } from "./SyncRepo.js"
 import { SyncSupervisor } from "./SyncSupervisor.js"
 import { hostOfRepo } from "./Webhooks.js"
 
@@ -31,8 +31,8 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
 
     const statusOf = (link: RepoLink) =>
       Effect.map(
-        repo.pendingCount(link.labId),
-        (pendingCommits): SyncStatus => ({
+        Effect.all([repo.pendingCount(link.labId), repo.setAsideOf(link.labId)]),
+        ([pendingCommits, setAside]): SyncStatus => ({
           repo: link.repo,
           defaultBranch: link.defaultBranch,
           lastSyncAt: link.lastSyncAt?.getTime() ?? null,
@@ -40,6 +40,13 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
           autoPushOnEdit: link.autoPush,
           lastError: link.lastError === null ? null : { message: link.lastError, at: link.lastErrorAt?.getTime() ?? 0 },
           pendingCommits,
+          setAsideCommits: setAside.count,
+          setAside: setAside.newest.map((w) => ({
+            path: w.path,
+            operation: w.deleted ? "delete" : "write",
+            reason: w.reason,
+            at: w.setAsideAt.getTime()
+          })),
           hasToken: link.tokenSealed !== null,
           hasWebhookSecret: link.webhookSecretSealed !== null
         })
@@ -52,25 +59,53 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
         Effect.flatMap(linkOf(labId), statusOf)
       ).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-    /** Link or change the link; a new repository or branch is pulled afresh. */
+    /**
+     * What happens to the stored token: a new one is bound to the repository's origin; without one, the stored
+     * token stays only while the repository stays on the origin it was given for (None: keep it).
+     */
+    const tokenChange = (
+      current: Option.Option<RepoLink>,
+      repoUrl: string,
+      token: string | null | undefined
+    ): Option.Option<SealedToken | null> => {
+      if (token === null) return Option.some(null)
+      if (token !== undefined) return Option.some({ sealed: box.seal(token), origin: originOf(repoUrl) ?? repoUrl })
+      const stored = Option.filter(current, (l) => l.tokenSealed !== null)
+      if (Option.isNone(stored)) return Option.none()
+      const origin = stored.value.tokenOrigin
+      return origin !== null && sameOrigin(origin, repoUrl) ? Option.none() : Option.some(null)
+    }
+
+    /**
+     * Link or change the link (absent fields keep their values); a new repository or branch is pulled afresh.
+     * It runs exclusively with the lab's git jobs: a fetch in progress never sees its repository reset under it.
+     */
     const link = (labId: string, input: Omit<LinkRepo, "labId">) =>
       Effect.gen(function* () {
-        const current = yield* repo.link(labId)
-        const defaultBranch = input.defaultBranch ?? Option.match(current, { onNone: () => "main", onSome: (l) => l.defaultBranch })
-        const moved = Option.match(current, {
-          onNone: () => true,
-          onSome: (l) => l.repo !== input.repo || l.defaultBranch !== defaultBranch
-        })
-        if (moved) yield* git.reset(labId)
-        yield* repo.saveLink({
+        yield* supervisor.exclusive(
           labId,
-          repo: input.repo,
-          repoKey: repoKeyOf(input.repo),
-          defaultBranch,
-          autoPush: input.autoPushOnEdit ?? Option.match(current, { onNone: () => false, onSome: (l) => l.autoPush }),
-          tokenSealed:
-            input.token === undefined ? Option.none() : Option.some(input.token === null ? null : box.seal(input.token))
-        })
+          Effect.gen(function* () {
+            const current = yield* repo.link(labId)
+            const repoUrl = input.repo ?? Option.getOrUndefined(Option.map(current, (l) => l.repo))
+            if (repoUrl === undefined) {
+              return yield* new ValidationError({ message: "repo is required: the lab has no linked repository yet" })
+            }
+            const defaultBranch = input.defaultBranch ?? Option.match(current, { onNone: () => "main", onSome: (l) => l.defaultBranch })
+            const moved = Option.match(current, {
+              onNone: () => true,
+              onSome: (l) => l.repo !== repoUrl || l.defaultBranch !== defaultBranch
+            })
+            if (moved) yield* git.reset(labId)
+            yield* repo.saveLink({
+              labId,
+              repo: repoUrl,
+              repoKey: repoKeyOf(repoUrl),
+              defaultBranch,
+              autoPush: input.autoPushOnEdit ?? Option.match(current, { onNone: () => false, onSome: (l) => l.autoPush }),
+              token: tokenChange(current, repoUrl, input.token)
+            })
+          })
+        )
         yield* supervisor.requestPull(labId)
         return yield* status(labId)
       })

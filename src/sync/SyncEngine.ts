@@ -8,9 +8,9 @@ import { fromRepoPath, normalizePath, toRepoPath } from "../files/Paths.js"
 import type { GitFigureFile } from "../figures/Figure.js"
 import { GitFigures, isFigurePath } from "../figures/GitFigures.js"
 import { Git, GitError, type GitRemote, type Head } from "./Git.js"
-import { type RepoLink, repoNameOf, type SyncResult } from "./RepoLink.js"
+import { type RepoLink, repoNameOf, sameOrigin, type SyncResult } from "./RepoLink.js"
 import { decodeText, isRegularFile, isSkippedPath, MAX_FILE_BYTES } from "./Rules.js"
-import { SyncRepo } from "./SyncRepo.js"
+import { type OutboxEntry, SyncRepo } from "./SyncRepo.js"
 
 /** Commits the service makes carry this identity (README: "Auto-push"). */
 export const SERVICE_AUTHOR = { authorName: "Lab Service", authorEmail: "lab-service@users.noreply.local" }
@@ -41,13 +41,16 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
     const activity = yield* ActivityRepo
     const figures = yield* GitFigures
 
-    const remoteOf = (link: RepoLink): Effect.Effect<GitRemote, GitError> =>
-      link.tokenSealed === null
+    /** The remote, with the stored token only when the repository is on the origin the token was given for. */
+    const remoteOf = (link: RepoLink): Effect.Effect<GitRemote, GitError> => {
+      const bound = link.tokenSealed !== null && link.tokenOrigin !== null && sameOrigin(link.tokenOrigin, link.repo)
+      return link.tokenSealed === null || !bound
         ? Effect.succeed({ url: link.repo, branch: link.defaultBranch, token: Option.none() })
         : Effect.map(
             Effect.mapError(box.open(link.tokenSealed), (e) => new GitError({ message: `the stored token: ${e.message}` })),
             (token) => ({ url: link.repo, branch: link.defaultBranch, token: Option.some(token) })
           )
+    }
 
     const linkOf = (labId: string) =>
       Effect.flatMap(
@@ -221,13 +224,34 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
       })
 
     /**
+     * The pending outbox entries git can commit. An entry whose path git refuses (queued before the files API
+     * refused such paths) can never be pushed: it is set aside with the reason, so the writes after it still land.
+     */
+    const pushable = (labId: string) =>
+      Effect.gen(function* () {
+        const entries = yield* links.pending(labId)
+        const accepted: Array<OutboxEntry> = []
+        for (const entry of entries) {
+          const refusal = Either.getLeft(normalizePath(entry.path))
+          if (Option.isNone(refusal)) {
+            accepted.push(entry)
+            continue
+          }
+          const reason = `git refuses this path (${refusal.value}); it can never be pushed`
+          yield* links.setAside(entry.id, reason)
+          yield* Effect.logWarning(`outbox of ${labId}: ${entry.path} set aside: ${reason}`)
+        }
+        return accepted
+      })
+
+    /**
      * Turn every pending outbox entry into its own commit on top of the remote
      * head and push them. A remote that moved is pulled first (so the lab's
      * files include the outside change), then the commits are made again.
      */
     const push = (labId: string) =>
       Effect.gen(function* () {
-        const entries = yield* links.pending(labId)
+        const entries = yield* pushable(labId)
         if (entries.length === 0) return 0
         for (let attempt = 1; ; attempt++) {
           const link = yield* linkOf(labId)

@@ -9,6 +9,7 @@ const LinkRow = Schema.Struct({
   defaultBranch: Schema.String,
   autoPush: Schema.Boolean,
   tokenSealed: Schema.NullOr(Schema.String),
+  tokenOrigin: Schema.NullOr(Schema.String),
   webhookSecretSealed: Schema.NullOr(Schema.String),
   lastSyncAt: Schema.NullOr(Schema.DateFromSelf),
   lastSyncSha: Schema.NullOr(Schema.String),
@@ -26,12 +27,29 @@ export const OutboxEntry = Schema.Struct({
 })
 export type OutboxEntry = typeof OutboxEntry.Type
 
+const SetAsideRow = Schema.Struct({
+  path: Schema.String,
+  deleted: Schema.Boolean,
+  reason: Schema.String,
+  setAsideAt: Schema.DateFromSelf
+})
+
+/** How many set-aside writes GET /sync lists (it counts them all). */
+const SET_ASIDE_SHOWN = 20
+
+/** A token to store, sealed, with the origin it was given for. */
+export interface SealedToken {
+  readonly sealed: string
+  readonly origin: string
+}
+
 /** The sync's own tables: repository links, the outbox of unpushed writes, webhook deliveries. */
 export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const COLUMNS = sql.literal(
-      "lab_id, repo, repo_key, default_branch, auto_push, token_sealed, webhook_secret_sealed, last_sync_at, last_sync_sha, last_error, last_error_at"
+      "lab_id, repo, repo_key, default_branch, auto_push, token_sealed, token_origin, webhook_secret_sealed, last_sync_at, last_sync_sha, " +
+        "last_error, last_error_at"
     )
 
     const link = (labId: string): Effect.Effect<Option.Option<RepoLink>> =>
@@ -55,28 +73,35 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
       rows.map((r) => r.labId)
     )
 
-    /** Create or change a link. A new repository or branch forgets the last synced commit. */
+    /**
+     * Create or change a link. A new repository or branch forgets the last synced commit. `token`: None keeps
+     * the stored one, null removes it.
+     */
     const saveLink = (link: {
       readonly labId: string
       readonly repo: string
       readonly repoKey: string
       readonly defaultBranch: string
       readonly autoPush: boolean
-      readonly tokenSealed: Option.Option<string | null>
-    }) =>
-      Effect.orDie(sql`
-        INSERT INTO lab_repos (lab_id, repo, repo_key, default_branch, auto_push, token_sealed, created_at, updated_at)
+      readonly token: Option.Option<SealedToken | null>
+    }) => {
+      const token = Option.getOrNull(link.token)
+      const keep = Option.isNone(link.token)
+      return Effect.orDie(sql`
+        INSERT INTO lab_repos (lab_id, repo, repo_key, default_branch, auto_push, token_sealed, token_origin, created_at, updated_at)
         VALUES (${link.labId}, ${link.repo}, ${link.repoKey}, ${link.defaultBranch}, ${link.autoPush},
-                ${Option.getOrNull(link.tokenSealed)}, now(), now())
+                ${token?.sealed ?? null}, ${token?.origin ?? null}, now(), now())
         ON CONFLICT (lab_id) DO UPDATE SET
           repo = EXCLUDED.repo,
           repo_key = EXCLUDED.repo_key,
           default_branch = EXCLUDED.default_branch,
           auto_push = EXCLUDED.auto_push,
-          token_sealed = ${Option.isSome(link.tokenSealed) ? sql`EXCLUDED.token_sealed` : sql`lab_repos.token_sealed`},
+          token_sealed = ${keep ? sql`lab_repos.token_sealed` : sql`EXCLUDED.token_sealed`},
+          token_origin = ${keep ? sql`lab_repos.token_origin` : sql`EXCLUDED.token_origin`},
           last_sync_sha = CASE WHEN lab_repos.repo = EXCLUDED.repo AND lab_repos.default_branch = EXCLUDED.default_branch
                                THEN lab_repos.last_sync_sha END,
           updated_at = now()`)
+    }
 
     /** Store the webhook secret unless one exists; true when this call stored it. */
     const setSecretOnce = (labId: string, sealed: string) =>
@@ -101,17 +126,18 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
         INSERT INTO outbox (lab_id, path, content, actor, created_at)
         VALUES (${labId}, ${path}, ${content}, ${actor}, now())`)
 
+    // set-aside writes stay in the outbox, as a record, but are never pending again
     const pending = (labId: string) =>
-      sql`SELECT id, lab_id, path, content, actor FROM outbox WHERE lab_id = ${labId} ORDER BY id`.pipe(
+      sql`SELECT id, lab_id, path, content, actor FROM outbox WHERE lab_id = ${labId} AND set_aside_at IS NULL ORDER BY id`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(OutboxEntry))),
         Effect.orDie
       )
 
     const pendingCount = (labId: string) =>
-      Effect.map(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM outbox WHERE lab_id = ${labId}`), (rows) => rows[0]?.n ?? 0)
+      Effect.map(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM outbox WHERE lab_id = ${labId} AND set_aside_at IS NULL`), (rows) => rows[0]?.n ?? 0)
 
     const pendingPaths = (labId: string) =>
-      Effect.map(Effect.orDie(sql<{ path: string }>`SELECT DISTINCT path FROM outbox WHERE lab_id = ${labId}`), (rows) =>
+      Effect.map(Effect.orDie(sql<{ path: string }>`SELECT DISTINCT path FROM outbox WHERE lab_id = ${labId} AND set_aside_at IS NULL`), (rows) =>
         new Set(rows.map((r) => r.path))
       )
 
@@ -119,7 +145,27 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
       ids.length === 0 ? Effect.void : Effect.orDie(sql`DELETE FROM outbox WHERE id IN ${sql.in(ids)}`)
 
     const noteAttempt = (labId: string, message: string) =>
-      Effect.orDie(sql`UPDATE outbox SET attempts = attempts + 1, last_error = ${message} WHERE lab_id = ${labId}`)
+      Effect.orDie(sql`
+        UPDATE outbox SET attempts = attempts + 1, last_error = ${message} WHERE lab_id = ${labId} AND set_aside_at IS NULL`)
+
+    /** Take a write that can never be pushed out of the queue, with the reason. */
+    const setAside = (id: number, reason: string) =>
+      Effect.orDie(sql`UPDATE outbox SET set_aside_at = now(), set_aside_reason = ${reason} WHERE id = ${id}`)
+
+    /** The set-aside writes: how many, and the newest of them. */
+    const setAsideOf = (labId: string) =>
+      Effect.gen(function* () {
+        const rows = yield* sql`
+          SELECT path, content IS NULL AS deleted, coalesce(set_aside_reason, '') AS reason, set_aside_at
+          FROM outbox WHERE lab_id = ${labId} AND set_aside_at IS NOT NULL
+          ORDER BY set_aside_at DESC, id DESC LIMIT ${SET_ASIDE_SHOWN}`.pipe(Effect.flatMap(Schema.decodeUnknown(Schema.Array(SetAsideRow))))
+        const count =
+          rows.length < SET_ASIDE_SHOWN
+            ? rows.length
+            : ((yield* sql<{ n: number }>`
+                SELECT count(*)::int AS n FROM outbox WHERE lab_id = ${labId} AND set_aside_at IS NOT NULL`)[0]?.n ?? 0)
+        return { count, newest: rows }
+      }).pipe(Effect.orDie)
 
     /** Remember a webhook delivery; false when it was seen before. */
     const firstDelivery = (host: string, deliveryId: string, labId: string) =>
@@ -145,6 +191,8 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
       pendingPaths,
       done,
       noteAttempt,
+      setAside,
+      setAsideOf,
       firstDelivery
     }
   })

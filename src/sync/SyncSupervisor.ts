@@ -21,6 +21,8 @@ const nothing: Wanted = { pull: false, push: false, waiters: [] }
 interface Worker {
   readonly wanted: Ref.Ref<Wanted>
   readonly wake: Queue.Queue<void>
+  /** Held by each git job and by each link change of the lab (see `exclusive`). */
+  readonly lock: Effect.Semaphore
 }
 
 /** Retry delays: 1 s doubling to 5 min, each with ±50 % jitter. */
@@ -45,6 +47,17 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
     const scope = yield* Effect.scope
     const jobs = yield* Effect.makeSemaphore(CONCURRENT_JOBS)
     const workers = new Map<string, Worker>()
+    const locks = new Map<string, Effect.Semaphore>()
+
+    // synchronous, so two callers never make two locks for one lab
+    const lockOf = (labId: string) =>
+      Effect.sync(() => {
+        const existing = locks.get(labId)
+        if (existing) return existing
+        const created = Effect.unsafeMakeSemaphore(1)
+        locks.set(labId, created)
+        return created
+      })
 
     const runJob = (labId: string, wanted: Wanted) =>
       Effect.gen(function* () {
@@ -65,7 +78,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
         for (;;) {
           yield* Queue.take(worker.wake)
           const wanted = yield* Ref.getAndSet(worker.wanted, nothing)
-          const exit = yield* jobs.withPermits(1)(runJob(labId, wanted)).pipe(Effect.uninterruptible, Effect.exit)
+          const exit = yield* jobs.withPermits(1)(worker.lock.withPermits(1)(runJob(labId, wanted))).pipe(Effect.uninterruptible, Effect.exit)
           if (exit._tag === "Success") {
             attempt = 0
             continue
@@ -100,7 +113,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
       Effect.gen(function* () {
         const existing = workers.get(labId)
         if (existing) return existing
-        const worker: Worker = { wanted: yield* Ref.make(nothing), wake: yield* Queue.sliding<void>(1) }
+        const worker: Worker = { wanted: yield* Ref.make(nothing), wake: yield* Queue.sliding<void>(1), lock: yield* lockOf(labId) }
         workers.set(labId, worker)
         yield* Effect.forkIn(supervise(labId, worker), scope)
         return worker
@@ -127,9 +140,16 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
         return yield* Deferred.await(done)
       })
 
+    /**
+     * Run `change` (a link change: the git reset and the new link) while none of the lab's git jobs runs, and
+     * none starts until it is done. It waits for a job in progress to finish; once started it is not interrupted.
+     */
+    const exclusive = <A, E, R>(labId: string, change: Effect.Effect<A, E, R>) =>
+      Effect.flatMap(lockOf(labId), (lock) => lock.withPermits(1)(Effect.uninterruptible(change)))
+
     // every linked lab catches up at start: deliveries missed while down, writes not yet pushed
     for (const labId of yield* repo.linkedLabIds) yield* ask(labId, () => ({ pull: true, push: true, waiters: [] }))
 
-    return { requestPull, outboxChanged, syncNow }
+    return { requestPull, outboxChanged, syncNow, exclusive }
   })
 }) {}

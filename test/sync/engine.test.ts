@@ -32,7 +32,7 @@ const linkedLab = (autoPush = false) =>
       repoKey: repoKeyOf(url),
       defaultBranch: "main",
       autoPush,
-      tokenSealed: Option.none()
+      token: Option.none()
     })
     return { labId: lab.id, url }
   })

@@ -32,7 +32,7 @@ const linkedLab = Effect.gen(function* () {
   const slug = `fig-${randomBytes(4).toString("hex")}`
   const lab = yield* Effect.orDie(labs.insert({ slug, name: slug, plan: "free" }))
   const url = `https://git.example.com/team/${slug}.git`
-  yield* sync.saveLink({ labId: lab.id, repo: url, repoKey: repoKeyOf(url), defaultBranch: "main", autoPush: false, tokenSealed: Option.none() })
+  yield* sync.saveLink({ labId: lab.id, repo: url, repoKey: repoKeyOf(url), defaultBranch: "main", autoPush: false, token: Option.none() })
   return { labId: lab.id, url }
 })
 
@@ -191,7 +191,7 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
       })
       // link another repository: the next pull starts from scratch
       const other = `${url.replace(/\.git$/, "")}-2.git`
-      yield* sync.saveLink({ labId, repo: other, repoKey: repoKeyOf(other), defaultBranch: "main", autoPush: false, tokenSealed: Option.none() })
+      yield* sync.saveLink({ labId, repo: other, repoKey: repoKeyOf(other), defaultBranch: "main", autoPush: false, token: Option.none() })
       yield* remotes.pushFromOutside(other, "main", { "kept.png": png(2), "new.gif": png(5) })
       yield* engine.pull(labId, Option.none(), false)
       expect([...(yield* gitFigures(labId)).keys()].sort()).toEqual(["/kept.png", "/new.gif"])
