@@ -10,7 +10,8 @@ const run = promisify(execFile)
 /**
  * A real git smart-HTTP server on loopback: git's own `git http-backend` (CGI)
  * behind a small node:http bridge. Repositories live in a temp directory.
- * `failWith(503, n)` makes the next n requests fail, as a host that is down.
+ * `failWith(503, n)` makes the next n requests fail, as a host that is down;
+ * `holdUploadPack()` keeps fetches' pack answers waiting until released.
  */
 export interface GitServer {
   readonly baseUrl: string
@@ -21,6 +22,15 @@ export interface GitServer {
   readonly failWith: (status: number, count: number) => void
   /** Requests served so far, by service (git-upload-pack = fetch, git-receive-pack = push). */
   readonly requests: () => ReadonlyArray<string>
+  /** The `Authorization` header of each request so far, in order (undefined when it had none). */
+  readonly authorizations: () => ReadonlyArray<string | undefined>
+  /**
+   * From now on, fetches' pack requests (POST git-upload-pack) wait unanswered until the returned
+   * function is called, which serves those waiting and stops holding.
+   */
+  readonly holdUploadPack: () => () => void
+  /** Pack requests waiting because of `holdUploadPack`. */
+  readonly heldRequests: () => number
   readonly close: () => Promise<void>
 }
 
@@ -49,10 +59,21 @@ export const startGitServer = async (): Promise<GitServer> => {
   const root = await mkdtemp(join(tmpdir(), "lab-git-"))
   let failures = { status: 0, count: 0 }
   const served: Array<string> = []
+  const authorizations: Array<string | undefined> = []
+  let held: Array<() => void> | undefined
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost")
     served.push(url.searchParams.get("service") ?? url.pathname.split("/").at(-1) ?? "")
+    authorizations.push(req.headers.authorization)
+    if (held !== undefined && req.method === "POST" && url.pathname.endsWith("/git-upload-pack")) {
+      held.push(() => serve(req, res, url))
+      return
+    }
+    serve(req, res, url)
+  }
+
+  const serve = (req: IncomingMessage, res: ServerResponse, url: URL) => {
     if (failures.count > 0) {
       failures.count--
       res.writeHead(failures.status, { "content-type": "text/plain" }).end("unavailable (test)")
@@ -103,6 +124,16 @@ export const startGitServer = async (): Promise<GitServer> => {
       failures = { status, count }
     },
     requests: () => [...served],
+    authorizations: () => [...authorizations],
+    holdUploadPack: () => {
+      const waiting: Array<() => void> = []
+      held = waiting
+      return () => {
+        if (held === waiting) held = undefined
+        for (const answer of waiting.splice(0)) answer()
+      }
+    },
+    heldRequests: () => held?.length ?? 0,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

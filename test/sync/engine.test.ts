@@ -168,6 +168,32 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
       expect((yield* remotes.read(url, "main")).get("b.md")).toBe("b")
     }))
 
+  it.effect("an entry git refuses (queued by an older version) is set aside with its reason; the writes around it land", () =>
+    Effect.gen(function* () {
+      const remotes = yield* GitMemory.InMemoryRemotes
+      const engine = yield* SyncEngine
+      const sync = yield* SyncRepo
+      const { labId, url } = yield* linkedLab(true)
+      yield* remotes.pushFromOutside(url, "main", { "a.md": "a" })
+      yield* engine.pull(labId, Option.none(), false)
+      yield* sync.enqueue(labId, "/before.md", "1", "key_test")
+      yield* sync.enqueue(labId, "/.git./config", "[core]", "key_test")
+      yield* sync.enqueue(labId, "/git~1/config", null, "key_test")
+      yield* sync.enqueue(labId, "/after.md", "2", "key_test")
+      expect(yield* engine.push(labId)).toBe(2)
+      expect(yield* sync.pendingCount(labId)).toBe(0)
+      const tree = yield* remotes.read(url, "main")
+      expect([...tree.keys()].sort()).toEqual(["a.md", "after.md", "before.md"])
+      const setAside = yield* sync.setAsideOf(labId)
+      expect(setAside.count).toBe(2)
+      expect(setAside.newest.map((w) => [w.path, w.deleted]).sort()).toEqual([["/.git./config", false], ["/git~1/config", true]])
+      for (const w of setAside.newest) expect(w.reason).toMatch(/git refuses/)
+      // set aside for good: the next write goes out alone
+      yield* sync.enqueue(labId, "/later.md", "3", "key_test")
+      expect(yield* engine.push(labId)).toBe(1)
+      expect((yield* sync.setAsideOf(labId)).count).toBe(2)
+    }))
+
   it.effect("a subtree pull reconciles only that directory", () =>
     Effect.gen(function* () {
       const remotes = yield* GitMemory.InMemoryRemotes
