@@ -4,6 +4,7 @@ export const MAX_PATH_LENGTH = 1024
 
 /** `/a/b.md`: segments without NUL, backslash or empty, `.`, `..` ones (their dots then a slash or the end). */
 const NORMAL = /^(?:\/(?!\.\.?(?:\/|$))[^/\\\0]+)+$/
+const DOT_GIT = /(?:^|\/)\.git(?:\/|$)/i
 
 /** Code points HFS+ ignores in names (git's utf8.c next_hfs_char, isomorphic-git's GitTree). */
 const HFS_IGNORED = /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/g
@@ -56,12 +57,13 @@ export const normalizePath = (raw: string): Either.Either<string, string> =>
   })
 
 /**
- * normalizePath without git's rule: only for naming files that may already be
- * stored under such a path (written before the rule existed), to read or delete them.
+ * normalizePath with only the part of git's rule older versions applied (`.git`
+ * itself, in any case): for naming files that may already be stored under a path
+ * git refuses (written before the whole rule existed), to read or delete them.
  */
 export const normalizePathShape = (raw: string): Either.Either<string, string> => {
   // most paths are normal already (a sync checks every path of the tree)
-  if (raw.length <= MAX_PATH_LENGTH && NORMAL.test(raw)) return Either.right(raw)
+  if (raw.length <= MAX_PATH_LENGTH && NORMAL.test(raw) && !DOT_GIT.test(raw)) return Either.right(raw)
   if (raw.length === 0) return Either.left("must not be empty")
   if (raw.length > MAX_PATH_LENGTH) return Either.left(`must be at most ${MAX_PATH_LENGTH} characters`)
   if (!raw.startsWith("/")) return Either.left("must start with /")
@@ -79,6 +81,8 @@ export const normalizePathShape = (raw: string): Either.Either<string, string> =
     segments.push(segment)
   }
   if (segments.length === 0) return Either.left("must name a file, not the root")
+  // git refuses `.git` in any case (`.GIT/config` fails fsck's hasDotgit and checkout)
+  if (segments.some((s) => s.toLowerCase() === ".git")) return Either.left("must not be inside .git")
   return Either.right(`/${segments.join("/")}`)
 }
 

@@ -102,15 +102,18 @@ describe("the files API's path rule", () => {
   ]
 
   it.each(refusedPaths.map((path) => [path]))("refuses %j, naming git's rule", (path) => {
-    expect(Either.getLeft(normalizePath(path))).toEqual(expect.objectContaining({ value: expect.stringMatching(/git refuses/) }))
+    expect(Either.getLeft(normalizePath(path))).toEqual(
+      expect.objectContaining({ value: expect.stringMatching(/git refuses|inside \.git/) })
+    )
   })
 
   it("refuses a path that only becomes .git after normalising", () => {
     expect(Either.isLeft(normalizePath("/a/../.git./x"))).toBe(true)
   })
 
-  it("still names such paths for reading and deleting what is already stored", () => {
+  it("still names such paths for reading and deleting what is already stored, except .git itself (always refused)", () => {
     expect(normalizePathShape("/.git./config")).toEqual(Either.right("/.git./config"))
+    expect(Either.isLeft(normalizePathShape("/.Git/config"))).toBe(true)
     expect(Either.isLeft(normalizePathShape("/a\\b"))).toBe(true)
   })
 
