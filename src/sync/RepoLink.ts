@@ -72,7 +72,7 @@ export const SyncStatus = Schema.Struct({
   pendingCommits: Schema.Number.annotations({ description: "writes acknowledged but not yet pushed" }),
   setAsideCommits: Schema.Number.annotations({ description: "writes that can never be pushed, set aside (see setAside)" }),
   setAside: Schema.Array(SetAsideWrite).annotations({ description: "the newest writes set aside, at most 20, newest first" }),
-  hasToken: Schema.Boolean,
+  hasToken: Schema.Boolean.annotations({ description: "a token is stored for the origin the repository is on" }),
   hasWebhookSecret: Schema.Boolean
 }).annotations({ identifier: "SyncStatus" })
 export type SyncStatus = typeof SyncStatus.Type
@@ -119,6 +119,13 @@ export const sameOrigin = (a: string, b: string): boolean => {
   const origin = originOf(a)
   return origin !== undefined && origin === originOf(b)
 }
+
+/**
+ * Is the stored token the sync's to send: one given for the origin the repository is on now? A token without
+ * its origin (restored from a backup made before origins were kept) is not: it waits for a new one.
+ */
+export const tokenIsBound = (link: RepoLink): boolean =>
+  link.tokenSealed !== null && link.tokenOrigin !== null && sameOrigin(link.tokenOrigin, link.repo)
 
 /** `owner/name` for messages. */
 export const repoNameOf = (url: string): string =>

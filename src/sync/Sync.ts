@@ -4,7 +4,7 @@ import { randomBytes } from "node:crypto"
 import { SecretBox } from "../common/SecretBox.js"
 import { NotFound, ValidationError } from "../http/Errors.js"
 import { Git } from "./Git.js"
-import { type LinkRepo, originOf, type RepoLink, repoKeyOf, sameOrigin, type SyncStatus } from "./RepoLink.js"
+import { type LinkRepo, originOf, type RepoLink, repoKeyOf, type SyncStatus, tokenIsBound } from "./RepoLink.js"
 import { type SealedToken, SyncRepo } from "./SyncRepo.js"
 import { SyncSupervisor } from "./SyncSupervisor.js"
 import { hostOfRepo } from "./Webhooks.js"
@@ -47,7 +47,7 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
             reason: w.reason,
             at: w.setAsideAt.getTime()
           })),
-          hasToken: link.tokenSealed !== null,
+          hasToken: tokenIsBound(link),
           hasWebhookSecret: link.webhookSecretSealed !== null
         })
       )
@@ -72,8 +72,7 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
       if (token !== undefined) return Option.some({ sealed: box.seal(token), origin: originOf(repoUrl) ?? repoUrl })
       const stored = Option.filter(current, (l) => l.tokenSealed !== null)
       if (Option.isNone(stored)) return Option.none()
-      const origin = stored.value.tokenOrigin
-      return origin !== null && sameOrigin(origin, repoUrl) ? Option.none() : Option.some(null)
+      return tokenIsBound({ ...stored.value, repo: repoUrl }) ? Option.none() : Option.some(null)
     }
 
     /**

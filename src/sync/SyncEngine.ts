@@ -8,7 +8,7 @@ import { fromRepoPath, normalizePath, toRepoPath } from "../files/Paths.js"
 import type { GitFigureFile } from "../figures/Figure.js"
 import { GitFigures, isFigurePath } from "../figures/GitFigures.js"
 import { Git, GitError, type GitRemote, type Head } from "./Git.js"
-import { type RepoLink, repoNameOf, sameOrigin, type SyncResult } from "./RepoLink.js"
+import { type RepoLink, repoNameOf, type SyncResult, tokenIsBound } from "./RepoLink.js"
 import { decodeText, isRegularFile, isSkippedPath, MAX_FILE_BYTES } from "./Rules.js"
 import { type OutboxEntry, SyncRepo } from "./SyncRepo.js"
 
@@ -42,15 +42,13 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
     const figures = yield* GitFigures
 
     /** The remote, with the stored token only when the repository is on the origin the token was given for. */
-    const remoteOf = (link: RepoLink): Effect.Effect<GitRemote, GitError> => {
-      const bound = link.tokenSealed !== null && link.tokenOrigin !== null && sameOrigin(link.tokenOrigin, link.repo)
-      return link.tokenSealed === null || !bound
+    const remoteOf = (link: RepoLink): Effect.Effect<GitRemote, GitError> =>
+      link.tokenSealed === null || !tokenIsBound(link)
         ? Effect.succeed({ url: link.repo, branch: link.defaultBranch, token: Option.none() })
         : Effect.map(
             Effect.mapError(box.open(link.tokenSealed), (e) => new GitError({ message: `the stored token: ${e.message}` })),
             (token) => ({ url: link.repo, branch: link.defaultBranch, token: Option.some(token) })
           )
-    }
 
     const linkOf = (labId: string) =>
       Effect.flatMap(

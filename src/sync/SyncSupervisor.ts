@@ -78,7 +78,8 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
         for (;;) {
           yield* Queue.take(worker.wake)
           const wanted = yield* Ref.getAndSet(worker.wanted, nothing)
-          const exit = yield* jobs.withPermits(1)(worker.lock.withPermits(1)(runJob(labId, wanted))).pipe(Effect.uninterruptible, Effect.exit)
+          const job = jobs.withPermits(1)(worker.lock.withPermits(1)(runJob(labId, wanted)))
+          const exit = yield* job.pipe(Effect.uninterruptible, Effect.exit)
           if (exit._tag === "Success") {
             attempt = 0
             continue

@@ -109,6 +109,7 @@ describe("the stored token stays on its origin", { timeout: 90_000 }, () => {
     await server.sql(
       (sql) => sql`UPDATE lab_repos SET repo = ${b.url}, repo_key = ${repoKeyOf(b.url)}, last_sync_sha = NULL WHERE lab_id = ${labId}`
     )
+    expect((await admin.status(labId)).hasToken).toBe(false)
     const seen = hostB.authorizations().length
     await admin.syncNow(labId)
     expect((await admin.status(labId)).lastSyncSha).toBe(b.head)
