@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, ManagedRuntime, Option } from "effect"
 import { execFile } from "node:child_process"
 import fs from "node:fs"
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises"
@@ -10,11 +10,12 @@ import * as GitDisk from "../../layers/git/GitDisk.js"
 import * as Iso from "../../layers/git/IsoOps.js"
 import { openObjectReader } from "../../layers/git/PackReader.js"
 import { Git, type GitChange } from "../../src/sync/Git.js"
+import { LOOPBACK } from "../support/DiskGit.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 
 /**
  * The on-disk git layer's accelerators (layers/git/PackReader.ts, the fast diff
- * in IsoOps.ts, thin-pack fetches in HttpClient.ts) against the git CLI and
+ * in IsoOps.ts, thin-pack fetches in Fetch.ts) against the git CLI and
  * isomorphic-git's own code paths.
  */
 const run = promisify(execFile)
@@ -126,7 +127,8 @@ describe("on-disk git layer", () => {
         fs.writeFileSync(join(wc.dir, `dir${i % 10}`, `f${i}.txt`), `file ${i}\n${"some text that repeats\n".repeat(20)}`)
       }
       await wc.commitAndPush("many files")
-      const layer = await Effect.runPromise(Effect.provide(Git, GitDisk.layer({ root, timeoutMillis: 10_000 })))
+      const runtime = ManagedRuntime.make(GitDisk.layer({ root, timeoutMillis: 10_000, allowedHosts: LOOPBACK }))
+      const layer = await runtime.runPromise(Git)
       const remote = { url, branch: "main", token: Option.none() }
       const first = Option.getOrThrow(await Effect.runPromise(layer.fetch("lab", remote)))
       const packs = join(root, "lab.git", "objects", "pack")
@@ -154,10 +156,11 @@ describe("on-disk git layer", () => {
       expect(all).toHaveLength(300)
       for (const change of all) {
         const oid = Option.getOrThrow(change.after).oid
-        const bytes = await Effect.runPromise(layer.readBlob("lab", oid))
-        expect(Buffer.from(bytes).toString("utf8")).toBe(await wc.git("cat-file", "blob", oid).then((s) => `${s}\n`))
+        const blob = await Effect.runPromise(layer.readBlob("lab", oid, 1_048_576))
+        expect(Buffer.from(Option.getOrThrow(blob.content)).toString("utf8")).toBe(await wc.git("cat-file", "blob", oid).then((s) => `${s}\n`))
       }
       await wc.remove()
+      await runtime.dispose()
     })
   })
 })

@@ -5,7 +5,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { indexPack, PackError } from "../../layers/git/PackIndexer.js"
+import { indexPack } from "../../layers/git/PackIndexer.js"
+import { PackError } from "../../layers/git/PackFormat.js"
+import { bufferAccess } from "../../layers/git/RandomAccess.js"
 
 /** The pack indexer (layers/git/PackIndexer.ts) against git's own index-pack. */
 const run = promisify(execFile)
@@ -49,6 +51,9 @@ beforeAll(async () => {
 })
 afterAll(() => rm(dir, { recursive: true, force: true }))
 
+const LIMITS = { maxObjects: 1_000_000, maxInflatedBytes: 1024 ** 3, keepBytes: 64 * 1024 * 1024 }
+const index = (pack: Buffer) => indexPack(bufferAccess(pack), LIMITS, { scratchDir: dir })
+
 describe("pack indexer", () => {
   for (const deltas of ["ofs", "ref"] as const) {
     it(`writes the .idx git writes and resolves every object (${deltas} deltas)`, async () => {
@@ -56,7 +61,7 @@ describe("pack indexer", () => {
       const expected = await gitIdx(pack, `pack-${deltas}`)
       const verify = await git("verify-pack", "-v", join(dir, `pack-${deltas}.idx`))
       expect(verify).toMatch(/chain length = 1: \d+ objects?/) // there were deltas to resolve
-      const indexed = indexPack(pack)
+      const indexed = await index(pack)
       expect(indexed.idx.equals(expected)).toBe(true)
       expect(indexed.checksum).toBe(pack.toString("hex", pack.length - 20))
       const ids = (await git("rev-list", "--objects", "--all")).trim().split("\n").map((line) => line.slice(0, 40))
@@ -70,13 +75,13 @@ describe("pack indexer", () => {
 
   it("refuses a pack cut short, damaged, or followed by more bytes", async () => {
     const pack = await packOf("ofs")
-    expect(() => indexPack(pack.subarray(0, pack.length - 1))).toThrow(PackError)
-    expect(() => indexPack(Buffer.concat([pack.subarray(0, Math.floor(pack.length / 2)), pack.subarray(pack.length - 20)]))).toThrow(PackError)
+    await expect(index(pack.subarray(0, pack.length - 1))).rejects.toThrow(PackError)
+    await expect(index(Buffer.concat([pack.subarray(0, Math.floor(pack.length / 2)), pack.subarray(pack.length - 20)]))).rejects.toThrow(PackError)
     const damaged = Buffer.from(pack)
     const middle = Math.floor(pack.length / 2)
     damaged.writeUInt8(damaged.readUInt8(middle) ^ 0xff, middle)
-    expect(() => indexPack(damaged)).toThrow(PackError)
-    expect(() => indexPack(Buffer.concat([pack.subarray(0, pack.length - 20), Buffer.from("extra"), pack.subarray(pack.length - 20)]))).toThrow(PackError)
-    expect(() => indexPack(Buffer.from("PACX"))).toThrow(PackError)
+    await expect(index(damaged)).rejects.toThrow(PackError)
+    await expect(index(Buffer.concat([pack.subarray(0, pack.length - 20), Buffer.from("extra"), pack.subarray(pack.length - 20)]))).rejects.toThrow(PackError)
+    await expect(index(Buffer.from("PACX"))).rejects.toThrow(PackError)
   })
 })
