@@ -242,6 +242,30 @@ const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOpti
   }
 
   // REF_DELTAs whose base comes later: only where they are is kept (their data is inflated again then)
+  /**
+   * The common case without a promise: a delta in memory on a small base already in memory. False when it needs
+   * more (a large result, a base spilled, evicted or outside the pack): then resolveDelta does it.
+   */
+  const resolveInMemory = (i: number, delta: Buffer, base: Base): boolean => {
+    if ("external" in base) return false
+    const info = entries[base.index]
+    const entry = entries[i]
+    if (info?.type === undefined || info.id === undefined || entry === undefined || isLarge(info.type, info.size)) return false
+    const baseContent = kept.get(info.id)?.content ?? cache.get(info.offset)
+    if (baseContent === undefined) return false
+    const { baseSize, resultSize } = deltaSizes(delta)
+    if (baseSize !== info.size) throw new PackError("a delta does not fit its base")
+    if (isLarge(info.type, resultSize) || resultSize > MAX_METADATA_BYTES) return false
+    spend(resultSize)
+    const content = applyDelta(delta, baseContent)
+    entry.type = info.type
+    entry.size = resultSize
+    entry.id = objectId(info.type, content)
+    byId.set(entry.id, i)
+    remember(i, content)
+    return true
+  }
+
   const deferred: Array<{ readonly i: number; readonly offset: number; readonly baseId: string }> = []
   let pos = 12
   for (let i = 0; i < count; i++) {
@@ -265,11 +289,19 @@ const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOpti
       entry.id = objectId(type, content)
       remember(i, content)
     } else if (header.distance !== undefined || header.baseId !== undefined) {
-      const { data, buffer, end: dataEnd } = await entryData(offset)
+      const inMemory = header.size <= DELTA_IN_MEMORY ? inflateEntry(pack, start, header.size) : undefined
+      const { data, buffer, end: dataEnd } = inMemory
+        ? { data: bufferAccess(inMemory.content), buffer: inMemory.content, end: start + inMemory.consumed }
+        : await entryData(offset)
       pos = dataEnd
       const base = baseOf(offset, header)
-      if (base && baseInfo(base)?.type !== undefined) await resolveDelta(i, data, buffer, base)
-      else deferred.push({ i, offset, baseId: header.baseId ?? "" })
+      if (base && buffer && resolveInMemory(i, buffer, base)) {
+        // resolved without waiting
+      } else if (base && baseInfo(base)?.type !== undefined) {
+        await resolveDelta(i, data, buffer, base)
+      } else {
+        deferred.push({ i, offset, baseId: header.baseId ?? "" })
+      }
     } else {
       throw new PackError(`an entry of unknown type ${header.kind}`)
     }

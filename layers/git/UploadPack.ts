@@ -133,7 +133,6 @@ export const fetchPack = async (
       pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk])
       const { lines, rest } = splitLines(pending, 0)
       pending = pending.subarray(rest)
-      if (phase !== "pack" && pending.length > MAX_PREAMBLE_LINE) throw new TransportError("the git host's answer is not git's smart HTTP protocol")
       for (const line of lines) {
         if (phase === "shallow") {
           const match = line === null ? null : /^(shallow|unshallow) ([0-9a-f]{40})\n?$/.exec(line.toString("latin1"))
@@ -155,6 +154,10 @@ export const fetchPack = async (
           if (band === 1) sink.write(line.subarray(1))
           else if (band === 3) throw new TransportError("the git host reported an error while sending the pack")
         }
+      }
+      // before the pack, lines are short: a long one is not git's protocol
+      if (phase !== "pack" && phase !== "done" && pending.length > MAX_PREAMBLE_LINE) {
+        throw new TransportError("the git host's answer is not git's smart HTTP protocol")
       }
     }
   } catch (cause) {
