@@ -38,7 +38,7 @@ export interface AppSettings {
   readonly adminLimits: Limits
   readonly publicBaseUrl: URL
   /** Where labs' repositories live: on disk (deployments) or in memory (tests). */
-  readonly git: { readonly kind: "disk"; readonly root: string; readonly timeoutMillis: number } | { readonly kind: "memory" }
+  readonly git: ({ readonly kind: "disk" } & GitDisk.GitDiskOptions) | { readonly kind: "memory" }
   /**
    * Pods run as local processes of this command (program and arguments);
    * `stopGraceMillis` is how long a stop waits after SIGTERM before SIGKILL (default 5 s).

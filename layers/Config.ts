@@ -1,4 +1,6 @@
-import { Config, Option, Redacted } from "effect"
+import { Config, Either, Option, Redacted } from "effect"
+import { NO_EXCEPTIONS, parseAllowedHosts } from "../src/sync/HostPolicy.js"
+import { DEFAULT_CEILINGS } from "./git/Fetch.js"
 
 /**
  * A secret validated as a plain string, then redacted. (Validating after
@@ -51,6 +53,16 @@ const jwt = Config.option(Config.url("JWT_JWKS_URL")).pipe(
   })
 )
 
+/** GIT_ALLOWED_HOSTS: validated (the message says what is wrong), then parsed. */
+const allowedHosts = Config.string("GIT_ALLOWED_HOSTS").pipe(
+  Config.withDefault(""),
+  Config.validate({
+    message: "must be a comma-separated list of host[:port], IP addresses ([v6]:port for a port) or CIDR blocks",
+    validation: (s) => Either.isRight(parseAllowedHosts(s))
+  }),
+  Config.map((s) => Either.getOrElse(parseAllowedHosts(s), () => NO_EXCEPTIONS))
+)
+
 /** Every setting, read once at start. A bad value stops the start with a message naming the variable. */
 export const AppConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -64,6 +76,14 @@ export const AppConfig = Config.all({
   ),
   masterKey: Config.option(hex64("SECRETS_MASTER_KEY")),
   jwt,
+  git: Config.all({
+    allowedHosts,
+    ceilings: Config.all({
+      maxPackBytes: positive("GIT_MAX_PACK_BYTES", DEFAULT_CEILINGS.maxPackBytes),
+      maxObjects: positive("GIT_MAX_OBJECTS", DEFAULT_CEILINGS.maxObjects),
+      maxInflatedBytes: positive("GIT_MAX_INFLATED_BYTES", DEFAULT_CEILINGS.maxInflatedBytes)
+    })
+  }),
   adminLimits: Config.all({
     perMinute: positive("RATE_LIMIT_ADMIN_PER_MINUTE", 10_000),
     perDay: positive("RATE_LIMIT_ADMIN_PER_DAY", 10_000_000)

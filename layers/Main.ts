@@ -49,7 +49,7 @@ export const MainLive = Layer.unwrapEffect(
       })),
       adminLimits: config.adminLimits,
       publicBaseUrl,
-      git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000 },
+      git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000, ...config.git },
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }
     })
   })

@@ -292,6 +292,8 @@ const startService = async (dataDir: string, adminKey: string, databaseUrl: stri
     DATA_DIR: dataDir,
     ADMIN_API_KEY: adminKey,
     PUBLIC_BASE_URL: baseUrl,
+    // the benchmark's git server is on loopback, which git traffic may reach only when allowed
+    GIT_ALLOWED_HOSTS: "127.0.0.1",
     RATE_LIMIT_ADMIN_PER_MINUTE: HUGE_LIMIT,
     RATE_LIMIT_ADMIN_PER_DAY: HUGE_LIMIT,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})

@@ -1,8 +1,9 @@
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Either, Layer, Option } from "effect"
 import git from "isomorphic-git"
 import { createFsFromVolume, Volume } from "memfs"
 import { createHash } from "node:crypto"
-import { Git, GitError, PushRejected, type GitRemote, type Head } from "../../src/sync/Git.js"
+import { Git, GitError, PushRejected, RemoteRefused, type GitRemote, type Head } from "../../src/sync/Git.js"
+import { literalVerdict, NO_EXCEPTIONS } from "../../src/sync/HostPolicy.js"
 import * as Iso from "./IsoOps.js"
 
 /**
@@ -78,9 +79,15 @@ export const layer = Layer.effectContext(
     const git_ = Git.of({
       fetch,
       diff: (labId, from, to, prefix) => Effect.flatMap(repoOfLab(labId), (r) => Iso.diff(r, from, to, prefix)),
-      readBlob: (labId, oid) => Effect.flatMap(repoOfLab(labId), (r) => Iso.readBlob(r, oid)),
+      readBlob: (labId, oid, maxBytes) => Effect.flatMap(repoOfLab(labId), (r) => Iso.readBlob(r, oid, maxBytes)),
       commit: (labId, parent, edits, info) => Effect.flatMap(repoOfLab(labId), (r) => Iso.commit(r, parent, edits, info)),
       push,
+      // nothing is connected to; the checks that need no lookup still apply, as on disk
+      checkRemote: (url) =>
+        Either.match(literalVerdict(NO_EXCEPTIONS, new URL(url)), {
+          onLeft: (reason) => Effect.fail(new RemoteRefused({ message: reason })),
+          onRight: () => Effect.void
+        }),
       reset: (labId) => Effect.sync(() => void links.delete(labId))
     })
 
@@ -109,7 +116,8 @@ export const layer = Layer.effectContext(
           const out = new Map<string, string>()
           for (const change of changes) {
             if (Option.isSome(change.after) && change.after.value.type === "blob") {
-              out.set(change.path, Buffer.from(yield* Iso.readBlob(r, change.after.value.oid)).toString("utf8"))
+              const blob = yield* Iso.readBlob(r, change.after.value.oid, Number.MAX_SAFE_INTEGER)
+              out.set(change.path, Buffer.from(Option.getOrElse(blob.content, () => new Uint8Array())).toString("utf8"))
             }
           }
           return out

@@ -1,6 +1,6 @@
 import { Effect, Option } from "effect"
 import git from "isomorphic-git"
-import type { CommitInfo, GitChange, GitEntry, Head } from "../../src/sync/Git.js"
+import type { Blob, CommitInfo, GitChange, GitEntry, Head } from "../../src/sync/Git.js"
 import { GitError } from "../../src/sync/Git.js"
 import type { ObjectReader } from "./PackReader.js"
 
@@ -195,25 +195,29 @@ const walkDiff = async (repo: Repo, from: Option.Option<string>, to: string, pre
   return changes
 }
 
-export const readBlob = (repo: Repo, oid: string) =>
+/** A blob's size, and its content when it has at most `maxBytes`: through the store's reader when there is one. */
+export const readBlob = (repo: Repo, oid: string, maxBytes: number): Effect.Effect<Blob, GitError> =>
   Effect.suspend(() => {
     // synchronous when the reader has it: a first sync reads thousands of blobs, a promise each cost a third of that
-    const fast = readFast(repo, oid)
-    return fast !== undefined
-      ? Effect.succeed(fast)
-      : attempt(`read blob ${oid}`, async () => (await git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, oid, cache: repo.cache })).blob)
+    const objects = repo.objects
+    if (objects !== undefined) {
+      let info: ReturnType<ObjectReader["readBounded"]>
+      try {
+        info = objects.readBounded(oid, maxBytes)
+      } catch {
+        return Effect.fail(new GitError({ message: `the lab's git store is damaged (object ${oid})` }))
+      }
+      if (info !== undefined) {
+        return info.type === "blob"
+          ? Effect.succeed({ size: info.size, content: Option.fromNullable(info.content) })
+          : Effect.fail(new GitError({ message: `object ${oid} is a ${info.type}, not a blob` }))
+      }
+    }
+    return attempt(`read blob ${oid}`, async () => {
+      const { blob } = await git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, oid, cache: repo.cache })
+      return { size: blob.byteLength, content: blob.byteLength > maxBytes ? Option.none() : Option.some(blob) }
+    })
   })
-
-/** The blob through the repository's own reader when it has one (checked against its id); undefined otherwise. */
-const readFast = (repo: Repo, oid: string): Uint8Array | undefined => {
-  if (repo.objects === undefined) return undefined
-  try {
-    const object = repo.objects.read(oid)
-    return object?.type === "blob" ? object.content : undefined
-  } catch {
-    return undefined // isomorphic-git reads it, and reports the damage if there is any
-  }
-}
 
 export const headOf = (repo: Repo, commit: string) =>
   attempt(`read commit ${commit}`, async (): Promise<Head> => {

@@ -1,7 +1,22 @@
-import { createHash } from "node:crypto"
-import { closeSync, fstatSync, openSync, readdirSync, readFileSync, readSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { inflateSync } from "node:zlib"
+import { inflateEntry, inflatePrefix, inflateStreaming } from "./Inflate.js"
+import { idxCount, idxFind } from "./PackIdx.js"
+import {
+  applyDelta,
+  applyDeltaStreaming,
+  deltaSizes,
+  type GitObject,
+  objectId,
+  type ObjectType,
+  PackError,
+  readEntryHeader,
+  TYPES
+} from "./PackFormat.js"
+import { bufferAccess, type FileAccess, fileAccess, type RandomAccess, type Scratch } from "./RandomAccess.js"
+
+export type { GitObject, ObjectType } from "./PackFormat.js"
 
 /**
  * Reads git objects of an on-disk repository straight from its pack files
@@ -10,21 +25,25 @@ import { inflateSync } from "node:zlib"
  * isomorphic-git's own reads cost about a millisecond per object (a JS inflate,
  * a directory listing and fresh file-system wrappers per call, the whole pack
  * loaded and hashed once per cache), which dominated a pull of thousands of
- * files. This reader is an accelerator only: every object it returns has been
- * checked against its id (SHA-1 of `<type> <size>\0<content>`), and callers fall
- * back to isomorphic-git whenever it returns nothing or throws.
+ * files. Every object this reader returns whole has been checked against its id
+ * (SHA-1 of `<type> <size>\0<content>`). Objects larger than a caller's bound
+ * are described (type and size) without being inflated.
  */
 
-export type ObjectType = "commit" | "tree" | "blob" | "tag"
-
-export interface GitObject {
+/** An object's type and size, with its content when it is within the bound asked for. */
+export interface ObjectInfo {
   readonly type: ObjectType
-  readonly content: Buffer
+  readonly size: number
+  readonly content: Buffer | undefined
 }
 
 export interface ObjectReader {
   /** The object, checked against `oid`; undefined when the store does not hold it. Throws on a damaged store. */
   readonly read: (oid: string) => GitObject | undefined
+  /** Like `read`, but an object over `maxBytes` comes without its content (it is not inflated). */
+  readonly readBounded: (oid: string, maxBytes: number) => ObjectInfo | undefined
+  /** A large object's content by position, spilled to a scratch file (never whole in memory). */
+  readonly spill: (oid: string, scratch: Scratch) => Promise<RandomAccess | undefined>
   /**
    * Close the pack files opened so far and drop the indexes and cached bases
    * (the reader may still be used: they are read again). This also happens by
@@ -37,141 +56,15 @@ interface Pack {
   readonly path: string
   readonly idx: Buffer
   readonly count: number
-  fd: number | undefined
-  size: number
+  file: FileAccess | undefined
 }
 
-/** Pack entry types (git's pack format): the four object types, and the two kinds of delta. */
-export const TYPES: Readonly<Record<number, ObjectType>> = { 1: "commit", 2: "tree", 3: "blob", 4: "tag" }
-export const OFS_DELTA = 6
-export const REF_DELTA = 7
-export const IDX_MAGIC = 0xff744f63
 const LOOSE_TYPES: Readonly<Record<string, ObjectType>> = { commit: "commit", tree: "tree", blob: "blob", tag: "tag" }
-
-export interface EntryHeader {
-  readonly kind: number
-  /** Inflated size: the object's, or its delta's. */
-  readonly size: number
-  /** OFS_DELTA: how far before the entry its base starts. */
-  readonly distance: number | undefined
-  /** REF_DELTA: its base's id. */
-  readonly baseId: string | undefined
-  /** Where the entry's zlib data starts in `bytes`. */
-  readonly dataStart: number
-}
-
-/** The header of the pack entry that starts at `start` of `bytes`. */
-export const readEntryHeader = (bytes: Buffer, start: number): EntryHeader => {
-  let pos = start
-  let byte = bytes.readUInt8(pos++)
-  const kind = (byte >>> 4) & 7
-  let size = byte & 0x0f
-  let scale = 16
-  while (byte & 0x80) {
-    byte = bytes.readUInt8(pos++)
-    size += (byte & 0x7f) * scale
-    scale *= 128
-  }
-  let distance: number | undefined
-  let baseId: string | undefined
-  if (kind === OFS_DELTA) {
-    byte = bytes.readUInt8(pos++)
-    distance = byte & 0x7f
-    while (byte & 0x80) {
-      byte = bytes.readUInt8(pos++)
-      distance = (distance + 1) * 128 + (byte & 0x7f)
-    }
-  } else if (kind === REF_DELTA) {
-    baseId = bytes.toString("hex", pos, pos + 20)
-    pos += 20
-  }
-  return { kind, size, distance, baseId, dataStart: pos }
-}
-const FANOUT = 8
-const HASHES = FANOUT + 256 * 4
 /** Delta bases kept resolved while a job reads (a chain shares its bases). */
 const BASE_CACHE_BYTES = 32 * 1024 * 1024
 /** Pack files (and cached bases) are let go once the reader has been idle this long. */
 const IDLE_CLOSE_MILLIS = 2_000
-
-/** Parse a version-2 .idx; undefined for anything else (then isomorphic-git reads that pack). */
-const parseIdx = (idx: Buffer): { readonly count: number } | undefined => {
-  if (idx.length < HASHES + 40 || idx.readUInt32BE(0) !== IDX_MAGIC || idx.readUInt32BE(4) !== 2) return undefined
-  const count = idx.readUInt32BE(HASHES - 4)
-  // hashes, CRCs and offsets, then the large offsets and two checksums
-  return idx.length >= HASHES + count * 28 + 40 ? { count } : undefined
-}
-
-/** The pack offset of `oid` (20 bytes), or undefined. */
-const find = (pack: Pack, oid: Buffer): number | undefined => {
-  const first = oid.readUInt8(0)
-  let lo = first === 0 ? 0 : pack.idx.readUInt32BE(FANOUT + (first - 1) * 4)
-  let hi = pack.idx.readUInt32BE(FANOUT + first * 4)
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    const at = HASHES + mid * 20
-    const order = pack.idx.compare(oid, 0, 20, at, at + 20)
-    if (order === 0) {
-      const offsets = HASHES + pack.count * 24
-      const offset = pack.idx.readUInt32BE(offsets + mid * 4)
-      if ((offset & 0x80000000) === 0) return offset
-      const large = offsets + pack.count * 4 + (offset & 0x7fffffff) * 8
-      return Number(pack.idx.readBigUInt64BE(large))
-    }
-    // `order` is how the idx entry sorts against oid
-    if (order > 0) hi = mid
-    else lo = mid + 1
-  }
-  return undefined
-}
-
-/** git's copy/insert delta format. */
-export const applyDelta = (delta: Buffer, base: Buffer): Buffer => {
-  let pos = 0
-  const size = () => {
-    let value = 0
-    let scale = 1
-    for (;;) {
-      const byte = delta.readUInt8(pos++)
-      value += (byte & 0x7f) * scale
-      scale *= 128
-      if ((byte & 0x80) === 0) return value
-    }
-  }
-  if (size() !== base.length) throw new Error("delta base size mismatch")
-  const out = Buffer.allocUnsafe(size())
-  let written = 0
-  while (pos < delta.length) {
-    const op = delta.readUInt8(pos++)
-    if (op & 0x80) {
-      let offset = 0
-      let length = 0
-      if (op & 0x01) offset += delta.readUInt8(pos++)
-      if (op & 0x02) offset += delta.readUInt8(pos++) * 0x100
-      if (op & 0x04) offset += delta.readUInt8(pos++) * 0x10000
-      if (op & 0x08) offset += delta.readUInt8(pos++) * 0x1000000
-      if (op & 0x10) length += delta.readUInt8(pos++)
-      if (op & 0x20) length += delta.readUInt8(pos++) * 0x100
-      if (op & 0x40) length += delta.readUInt8(pos++) * 0x10000
-      if (length === 0) length = 0x10000
-      if (offset + length > base.length || written + length > out.length) throw new Error("delta copy out of range")
-      base.copy(out, written, offset, offset + length)
-      written += length
-    } else if (op > 0) {
-      if (pos + op > delta.length || written + op > out.length) throw new Error("delta insert out of range")
-      delta.copy(out, written, pos, pos + op)
-      pos += op
-      written += op
-    } else {
-      throw new Error("delta opcode 0")
-    }
-  }
-  if (written !== out.length) throw new Error("delta result size mismatch")
-  return out
-}
-
-const idOf = (type: ObjectType, content: Buffer): string =>
-  createHash("sha1").update(`${type} ${content.length}\0`, "latin1").update(content).digest("hex")
+const MAX_CHAIN = 4096
 
 export const openObjectReader = (gitdir: string): ObjectReader => {
   let packs: Array<Pack> | undefined
@@ -181,13 +74,13 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
   const scan = (): Array<Pack> => {
     const dir = join(gitdir, "objects", "pack")
     const known = new Map((packs ?? []).map((p) => [p.path, p]))
-    const found: Array<Pack> = []
     let names: Array<string>
     try {
       names = readdirSync(dir)
     } catch {
       names = []
     }
+    const found: Array<Pack> = []
     for (const name of names) {
       if (!name.endsWith(".idx")) continue
       const path = join(dir, name.slice(0, -4))
@@ -197,46 +90,16 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
         continue
       }
       const idx = readFileSync(`${path}.idx`)
-      const parsed = parseIdx(idx)
-      if (parsed) found.push({ path, idx, count: parsed.count, fd: undefined, size: 0 })
+      const count = idxCount(idx)
+      if (count !== undefined) found.push({ path, idx, count, file: undefined })
     }
     packs = found
     return found
   }
 
-  const fdOf = (pack: Pack): number => {
-    if (pack.fd === undefined) {
-      pack.fd = openSync(`${pack.path}.pack`, "r")
-      pack.size = fstatSync(pack.fd).size
-    }
-    return pack.fd
-  }
-
-  const readBytes = (pack: Pack, position: number, length: number): Buffer => {
-    const fd = fdOf(pack)
-    const end = Math.min(position + length, pack.size - 20)
-    const buffer = Buffer.allocUnsafe(Math.max(0, end - position))
-    let done = 0
-    while (done < buffer.length) {
-      const n = readSync(fd, buffer, done, buffer.length - done, position + done)
-      if (n === 0) break
-      done += n
-    }
-    return buffer.subarray(0, done)
-  }
-
-  /** Inflate the zlib stream at `position` whose result is `size` bytes. */
-  const inflateAt = (pack: Pack, position: number, size: number): Buffer => {
-    // deflate output of `size` bytes rarely exceeds this; a stream cut short is read again whole
-    const guess = size + (size >>> 3) + 64
-    let out: Buffer
-    try {
-      out = inflateSync(readBytes(pack, position, guess))
-    } catch {
-      out = inflateSync(readBytes(pack, position, pack.size))
-    }
-    if (out.length !== size) throw new Error(`pack entry at ${position}: ${out.length} bytes, expected ${size}`)
-    return out
+  const accessOf = (pack: Pack): RandomAccess => {
+    pack.file ??= fileAccess(`${pack.path}.pack`)
+    return pack.file
   }
 
   const remember = (key: string, object: GitObject) => {
@@ -250,61 +113,117 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     }
   }
 
-  /** The object stored at `offset` of `pack` (deltas resolved), not yet checked against an id. */
-  const readAt = (pack: Pack, offset: number, depth: number): GitObject => {
-    if (depth > 4096) throw new Error("delta chain too deep")
-    const { kind, size, distance, baseId, dataStart } = readEntryHeader(readBytes(pack, offset, 32), 0)
-    const plain = TYPES[kind]
-    if (plain !== undefined) return { type: plain, content: inflateAt(pack, offset + dataStart, size) }
-    let base: GitObject
-    if (distance !== undefined) {
-      const baseOffset = offset - distance
-      if (baseOffset < 12 || baseOffset >= offset) throw new Error(`pack entry at ${offset}: bad delta base offset`)
-      const key = `${pack.path}:${baseOffset}`
-      const cached = bases.get(key)
-      if (cached) {
-        base = cached
-      } else {
-        base = readAt(pack, baseOffset, depth + 1)
-        remember(key, base)
-      }
-    } else if (baseId !== undefined) {
-      const found = read(baseId)
-      if (!found) throw new Error(`pack entry at ${offset}: delta base ${baseId} is missing`)
-      base = found
-    } else {
-      throw new Error(`pack entry at ${offset}: unknown type ${kind}`)
-    }
-    return { type: base.type, content: applyDelta(inflateAt(pack, offset + dataStart, size), base.content) }
+  const headerAt = (pack: Pack, offset: number) => {
+    const header = readEntryHeader(accessOf(pack).read(offset, 64), 0)
+    return { ...header, dataStart: offset + header.dataStart }
   }
 
-  const readLoose = (oid: string): GitObject | undefined => {
+  /** Where a delta's base is: an earlier offset of the same pack, or an object found by id. */
+  const baseOf = (pack: Pack, offset: number, header: ReturnType<typeof headerAt>) => {
+    if (header.distance !== undefined) {
+      const baseOffset = offset - header.distance
+      if (baseOffset < 12 || baseOffset >= offset) throw new PackError("a delta's base offset is out of range")
+      return { pack, offset: baseOffset }
+    }
+    const at = header.baseId === undefined ? undefined : locate(header.baseId)
+    if (at === undefined) throw new PackError("a delta's base is missing")
+    return at
+  }
+
+  /** Type and size of the object at `offset`, without inflating it (a delta: its header, and its base's type). */
+  const infoAt = (pack: Pack, offset: number, depth: number): { readonly type: ObjectType; readonly size: number } => {
+    if (depth > MAX_CHAIN) throw new PackError("delta chain too deep")
+    const header = headerAt(pack, offset)
+    const plain = TYPES[header.kind]
+    if (plain !== undefined) return { type: plain, size: header.size }
+    const base = baseOf(pack, offset, header)
+    const size = deltaSizes(inflatePrefix(accessOf(pack), header.dataStart, 32)).resultSize
+    return { type: "pack" in base ? infoAt(base.pack, base.offset, depth + 1).type : base.loose.type, size }
+  }
+
+  /** The object stored at `offset` of `pack` (deltas resolved), not yet checked against an id. */
+  const readAt = (pack: Pack, offset: number, depth: number): GitObject => {
+    if (depth > MAX_CHAIN) throw new PackError("delta chain too deep")
+    const header = headerAt(pack, offset)
+    const plain = TYPES[header.kind]
+    if (plain !== undefined) return { type: plain, content: inflateEntry(accessOf(pack), header.dataStart, header.size).content }
+    const at = baseOf(pack, offset, header)
+    let base: GitObject
+    if ("pack" in at) {
+      const key = `${at.pack.path}:${at.offset}`
+      const cached = bases.get(key)
+      base = cached ?? readAt(at.pack, at.offset, depth + 1)
+      if (cached === undefined) remember(key, base)
+    } else {
+      base = at.loose
+    }
+    return { type: base.type, content: applyDelta(inflateEntry(accessOf(pack), header.dataStart, header.size).content, base.content) }
+  }
+
+  /** The object at `offset`, written to a scratch file piece by piece (bases too, when large). */
+  const spillAt = async (pack: Pack, offset: number, scratch: Scratch, depth: number): Promise<RandomAccess> => {
+    if (depth > MAX_CHAIN) throw new PackError("delta chain too deep")
+    const header = headerAt(pack, offset)
+    const file = scratch.create()
+    if (TYPES[header.kind] !== undefined) {
+      await inflateStreaming(accessOf(pack), header.dataStart, header.size, file.write)
+      return file.done()
+    }
+    const delta = scratch.create()
+    await inflateStreaming(accessOf(pack), header.dataStart, header.size, delta.write)
+    const at = baseOf(pack, offset, header)
+    const base = "pack" in at ? await spillAt(at.pack, at.offset, scratch, depth + 1) : bufferAccess(at.loose.content)
+    applyDeltaStreaming(delta.done(), base, file.write)
+    return file.done()
+  }
+
+  const readLoose = (oid: string, maxBytes: number): ObjectInfo | undefined => {
     let raw: Buffer
     try {
       raw = readFileSync(join(gitdir, "objects", oid.slice(0, 2), oid.slice(2)))
     } catch {
       return undefined
     }
-    const data = inflateSync(raw)
-    const nul = data.indexOf(0)
-    const match = /^(commit|tree|blob|tag) (\d+)$/.exec(data.subarray(0, Math.max(0, nul)).toString("latin1"))
+    const head = inflatePrefix(bufferAccess(raw), 0, 64)
+    const nul = head.indexOf(0)
+    const match = /^(commit|tree|blob|tag) (\d+)$/.exec(head.subarray(0, Math.max(0, nul)).toString("latin1"))
     const type = LOOSE_TYPES[match?.[1] ?? ""]
-    if (nul === -1 || !match?.[2] || type === undefined) throw new Error(`loose object ${oid} has no valid header`)
-    const content = data.subarray(nul + 1)
-    if (content.length !== Number(match[2])) throw new Error(`loose object ${oid} is damaged`)
-    return { type, content }
+    if (nul === -1 || !match?.[2] || type === undefined) throw new PackError(`loose object ${oid} has no valid header`)
+    const size = Number(match[2])
+    if (size > maxBytes) return { type, size, content: undefined }
+    const content = inflateSync(raw, { maxOutputLength: nul + 1 + size }).subarray(nul + 1)
+    if (content.length !== size) throw new PackError(`loose object ${oid} is damaged`)
+    return { type, size, content }
   }
 
-  const locate = (oid: Buffer, list: ReadonlyArray<Pack>): { readonly pack: Pack; readonly offset: number } | undefined => {
-    for (const pack of list) {
-      const offset = find(pack, oid)
-      if (offset !== undefined) return { pack, offset }
+  type Location = { readonly pack: Pack; readonly offset: number } | { readonly loose: GitObject }
+
+  const locatePacked = (oid: string): { readonly pack: Pack; readonly offset: number } | undefined => {
+    const key = Buffer.from(oid, "hex")
+    const inPacks = (list: ReadonlyArray<Pack>) => {
+      for (const pack of list) {
+        const offset = idxFind(pack.idx, pack.count, key)
+        if (offset !== undefined) return { pack, offset }
+      }
+      return undefined
     }
-    return undefined
+    // a pack written since the last scan is found by scanning again
+    return inPacks(packs ?? scan()) ?? inPacks(scan())
+  }
+
+  const locate = (oid: string): Location | undefined => {
+    const packed = locatePacked(oid)
+    if (packed) return packed
+    const loose = readLoose(oid, Number.MAX_SAFE_INTEGER)
+    return loose?.content ? { loose: { type: loose.type, content: loose.content } } : undefined
   }
 
   let lastUse = 0
   let idleTimer: ReturnType<typeof setTimeout> | undefined
+  const touch = () => {
+    lastUse = Date.now()
+    if (idleTimer === undefined) armIdleTimer(IDLE_CLOSE_MILLIS)
+  }
   const closeWhenIdle = () => {
     idleTimer = undefined
     const idle = Date.now() - lastUse
@@ -316,38 +235,52 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     idleTimer.unref()
   }
 
-  const read = (oid: string): GitObject | undefined => {
-    lastUse = Date.now()
-    if (idleTimer === undefined) armIdleTimer(IDLE_CLOSE_MILLIS)
+  const readBounded = (oid: string, maxBytes: number): ObjectInfo | undefined => {
+    touch()
     if (!/^[0-9a-f]{40}$/.test(oid)) return undefined
-    const key = Buffer.from(oid, "hex")
-    const at = locate(key, packs ?? scan()) ?? locate(key, scan())
-    const object = at ? readAt(at.pack, at.offset, 0) : readLoose(oid)
-    if (object === undefined) return undefined
-    if (idOf(object.type, object.content) !== oid) throw new Error(`object ${oid} does not match its id`)
-    return object
+    const at = locatePacked(oid)
+    if (at === undefined) return readLoose(oid, maxBytes)
+    const header = headerAt(at.pack, at.offset)
+    // a plain entry says its size; a delta says its result's size in its first bytes
+    const size = TYPES[header.kind] !== undefined ? header.size : deltaSizes(inflatePrefix(accessOf(at.pack), header.dataStart, 32)).resultSize
+    if (size > maxBytes) return { ...infoAt(at.pack, at.offset, 0), content: undefined }
+    const object = readAt(at.pack, at.offset, 0)
+    if (objectId(object.type, object.content) !== oid) throw new PackError(`object ${oid} does not match its id`)
+    return { type: object.type, size: object.content.length, content: object.content }
+  }
+
+  const read = (oid: string): GitObject | undefined => {
+    const info = readBounded(oid, Number.MAX_SAFE_INTEGER)
+    return info?.content ? { type: info.type, content: info.content } : undefined
+  }
+
+  const spill = async (oid: string, scratch: Scratch): Promise<RandomAccess | undefined> => {
+    touch()
+    const at = /^[0-9a-f]{40}$/.test(oid) ? locate(oid) : undefined
+    if (at === undefined) return undefined
+    return "pack" in at ? spillAt(at.pack, at.offset, scratch, 0) : bufferAccess(at.loose.content)
   }
 
   const close = () => {
     if (idleTimer !== undefined) clearTimeout(idleTimer)
     idleTimer = undefined
     for (const pack of packs ?? []) {
-      if (pack.fd !== undefined) closeSync(pack.fd)
-      pack.fd = undefined
+      pack.file?.close()
+      pack.file = undefined
     }
     packs = undefined
     bases.clear()
     baseBytes = 0
   }
 
-  return { read, close }
+  return { read, readBounded, spill, close }
 }
 
 /** Objects handed to `withPreloaded` are kept only up to this many bytes in all. */
 const PRELOADED_BYTES = 256 * 1024 * 1024
 
 /**
- * A reader that first hands out objects already in memory (a first clone's, its
+ * A reader that first hands out objects already in memory (a fetch's, their
  * ids computed from their content), each once: it is dropped when read. Then
  * it reads the store. Beyond PRELOADED_BYTES nothing is kept.
  */
@@ -355,13 +288,19 @@ export const withPreloaded = (reader: ObjectReader, objects: ReadonlyMap<string,
   let bytes = 0
   for (const object of objects.values()) bytes += object.content.length
   const preloaded = bytes <= PRELOADED_BYTES ? new Map(objects) : new Map<string, GitObject>()
+  const take = (oid: string) => {
+    const object = preloaded.get(oid)
+    if (object !== undefined) preloaded.delete(oid)
+    return object
+  }
   return {
-    read: (oid) => {
-      const object = preloaded.get(oid)
-      if (object === undefined) return reader.read(oid)
-      preloaded.delete(oid)
-      return object
+    read: (oid) => take(oid) ?? reader.read(oid),
+    readBounded: (oid, maxBytes) => {
+      const object = take(oid)
+      if (object === undefined) return reader.readBounded(oid, maxBytes)
+      return { type: object.type, size: object.content.length, content: object.content.length > maxBytes ? undefined : object.content }
     },
+    spill: reader.spill,
     close: () => {
       preloaded.clear()
       reader.close()

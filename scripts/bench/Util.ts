@@ -39,7 +39,7 @@ export const baseEnv = (): NodeJS.ProcessEnv => {
   const env: NodeJS.ProcessEnv = { ...process.env }
   for (const name of Object.keys(env)) {
     if (
-      /^(PORT|HOST|DATA_DIR|DATABASE_URL|REDIS_URL|ADMIN_API_KEY|SECRETS_MASTER_KEY|PUBLIC_BASE_URL|RATE_LIMIT_.*|JWT_.*|BARE_.*|BENCH_TOKEN)$/.test(
+      /^(PORT|HOST|DATA_DIR|DATABASE_URL|REDIS_URL|ADMIN_API_KEY|SECRETS_MASTER_KEY|PUBLIC_BASE_URL|RATE_LIMIT_.*|JWT_.*|GIT_ALLOWED_HOSTS|GIT_MAX_.*|BARE_.*|BENCH_TOKEN)$/.test(
         name
       )
     ) {

@@ -42,7 +42,17 @@ export interface CommitInfo {
   readonly authorEmail: string
 }
 
+/** A blob's size, and its content when it is within the size asked for (a larger one is not read). */
+export interface Blob {
+  readonly size: number
+  readonly content: Option.Option<Uint8Array>
+}
+
+/** A git operation failed. The message is the service's own description: it never quotes what the remote sent. */
 export class GitError extends Schema.TaggedError<GitError>()("GitError", { message: Schema.String }) {}
+
+/** The repository's address is not one git traffic may go to (README: "Outbound git traffic"). */
+export class RemoteRefused extends Schema.TaggedError<RemoteRefused>()("RemoteRefused", { message: Schema.String }) {}
 
 /** The remote moved since our parent commit: fetch, re-apply, retry. */
 export class PushRejected extends Schema.TaggedError<PushRejected>()("PushRejected", { message: Schema.String }) {}
@@ -67,7 +77,8 @@ export class Git extends Context.Tag("Git")<
       to: string,
       prefix: Option.Option<string>
     ) => Effect.Effect<ReadonlyArray<GitChange>, GitError>
-    readonly readBlob: (labId: string, oid: string) => Effect.Effect<Uint8Array, GitError>
+    /** The blob's size, and its content when it has at most `maxBytes` (a larger blob is never read whole). */
+    readonly readBlob: (labId: string, oid: string, maxBytes: number) => Effect.Effect<Blob, GitError>
     /** One commit per call on top of `parent` (None: a root commit). */
     readonly commit: (
       labId: string,
@@ -82,6 +93,8 @@ export class Git extends Context.Tag("Git")<
       commit: string,
       expected: Option.Option<string>
     ) => Effect.Effect<void, GitError | PushRejected>
+    /** May git traffic go to this repository URL? Checked when a lab is linked (and again on every connection). */
+    readonly checkRemote: (url: string) => Effect.Effect<void, RemoteRefused>
     /** Forget a lab's local repository (after the link changed). */
     readonly reset: (labId: string) => Effect.Effect<void>
   }

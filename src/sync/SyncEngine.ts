@@ -137,10 +137,11 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
               const item = toRead[next++]
               if (item === undefined) break
               const { path, oid } = item
-              const bytes = yield* git.readBlob(labId, oid)
-              batchBytes += bytes.byteLength
-              if (isFigurePath(path)) figuresFound.push({ path, oid, size: bytes.byteLength })
-              const text = bytes.byteLength > MAX_FILE_BYTES ? undefined : decodeText(bytes)
+              // a blob over the 1 MiB rule is only measured (its size is in its pack entry), never read
+              const blob = yield* git.readBlob(labId, oid, MAX_FILE_BYTES)
+              batchBytes += Option.match(blob.content, { onNone: () => 0, onSome: (c) => c.byteLength })
+              if (isFigurePath(path)) figuresFound.push({ path, oid, size: blob.size })
+              const text = Option.isSome(blob.content) ? decodeText(blob.content.value) : undefined
               if (text === undefined) {
                 skipped++
                 gone.add(path)
@@ -151,7 +152,7 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
                 labId,
                 path,
                 content: text,
-                size: bytes.byteLength,
+                size: blob.size,
                 sha: oid,
                 source: "git",
                 fromGit: current?.fromGit ?? true,

@@ -12,6 +12,7 @@ import { SyncResult } from "../../src/sync/RepoLink.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { data, expectError, json, page } from "../support/http.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
+import { diskGit } from "../support/DiskGit.js"
 
 let git: GitServer
 let gitRoot: string
@@ -62,7 +63,7 @@ const PDF = Uint8Array.from([...Buffer.from("%PDF-1.5\n"), 0x00, 0xe2, 0xe3, 0xc
 beforeAll(async () => {
   git = await startGitServer()
   gitRoot = await mkdtemp(join(tmpdir(), "lab-service-figures-"))
-  server = await startTestServer({ git: { kind: "disk", root: gitRoot, timeoutMillis: 20_000 } })
+  server = await startTestServer({ git: diskGit(gitRoot, 20_000) })
   lab = await createLab("figures-lab")
   await createLab("figures-other")
   const w = await createKey("lab:figures-lab:rw")

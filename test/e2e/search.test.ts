@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { json } from "../support/http.js"
 import { data, expectError, expectInvalid, type Fixture, MISSING, page, startFixture, walk } from "./lab-tools-support.js"
+import { diskGit } from "../support/DiskGit.js"
 
 const Result = Schema.Struct({
   kind: Schema.Literal("files", "papers", "knowledge", "memory", "tasks", "experiments"),
@@ -36,7 +37,7 @@ const writeFileApi = async (path: string, content: string) =>
 beforeAll(async () => {
   git = await startGitServer()
   gitRoot = await mkdtemp(join(tmpdir(), "lab-search-git-"))
-  fx = await startFixture("search", { git: { kind: "disk", root: gitRoot, timeoutMillis: 10_000 } })
+  fx = await startFixture("search", { git: diskGit(gitRoot, 10_000) })
   ids["taskLr"] = await create("/api/v1/tasks", { title: "Tune the learning rate schedule", description: "Try cosine decay with warmup" })
   ids["taskRelated"] = await create("/api/v1/tasks", { title: "Write the related work section", description: "Mention transformers and attention" })
   ids["paper"] = await create("/api/v1/papers", {

@@ -6,6 +6,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
+import { diskGit } from "../support/DiskGit.js"
 
 let git: GitServer
 let server: TestServer
@@ -14,7 +15,7 @@ let gitRoot: string
 beforeAll(async () => {
   git = await startGitServer()
   gitRoot = await mkdtemp(join(tmpdir(), "lab-service-git-"))
-  server = await startTestServer({ git: { kind: "disk", root: gitRoot, timeoutMillis: 10_000 } })
+  server = await startTestServer({ git: diskGit(gitRoot, 10_000) })
 })
 afterAll(async () => {
   await server.close()

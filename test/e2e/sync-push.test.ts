@@ -14,6 +14,7 @@ import { File } from "../../src/files/File.js"
 import { data, expectError } from "../support/http.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 import { bareGit, deliver, fixedKeys, pushDelivery, put, SETTLE_MS, sleep, until, userOf, webhookAnswer, type User } from "./sync-support.js"
+import { diskGit } from "../support/DiskGit.js"
 
 const SERVICE = "Lab Service <lab-service@users.noreply.local>"
 
@@ -32,7 +33,7 @@ const tempDir = async (prefix: string) => {
 beforeAll(async () => {
   git = await startGitServer()
   closers.push(() => git.close())
-  server = await startTestServer({ git: { kind: "disk", root: await tempDir("lab-sync-push-"), timeoutMillis: 10_000 } })
+  server = await startTestServer({ git: diskGit(await tempDir("lab-sync-push-"), 10_000) })
   closers.push(() => server.close())
   user = userOf(server, server.adminKey)
 }, 120_000)
@@ -324,7 +325,7 @@ describe("auto-push when the git host fails", { timeout: 90_000 }, () => {
       adminKey: Redacted.make(keys.adminKey),
       masterKey: Redacted.make(keys.masterKey)
     }
-    const gitDisk = { kind: "disk" as const, root: await tempDir("lab-sync-restart-git-"), timeoutMillis: 10_000 }
+    const gitDisk = diskGit(await tempDir("lab-sync-restart-git-"), 10_000)
     const open = new Set<TestServer>()
     closers.push(async () => {
       for (const s of open) await s.close()

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 import { deliver, pushDelivery, put, userOf, type User } from "./sync-support.js"
+import { diskGit } from "../support/DiskGit.js"
 
 let git: GitServer
 let server: TestServer
@@ -19,7 +20,7 @@ let user: User
 beforeAll(async () => {
   git = await startGitServer()
   gitRoot = await mkdtemp(join(tmpdir(), "lab-sync-rules-"))
-  server = await startTestServer({ git: { kind: "disk", root: gitRoot, timeoutMillis: 10_000 } })
+  server = await startTestServer({ git: diskGit(gitRoot, 10_000) })
   user = userOf(server, server.adminKey)
 }, 120_000)
 afterAll(async () => {

@@ -12,6 +12,7 @@ import { startGitServer, workingCopy, type GitServer } from "../support/GitServe
 import { expectError } from "../support/http.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 import { deliver, HOSTS, pushDelivery, put, SETTLE_MS, sleep, userOf, webhookAnswer, type User } from "./sync-support.js"
+import { diskGit } from "../support/DiskGit.js"
 
 let git: GitServer
 let server: TestServer
@@ -21,7 +22,7 @@ let user: User
 beforeAll(async () => {
   git = await startGitServer()
   gitRoot = await mkdtemp(join(tmpdir(), "lab-sync-hooks-"))
-  server = await startTestServer({ git: { kind: "disk", root: gitRoot, timeoutMillis: 10_000 } })
+  server = await startTestServer({ git: diskGit(gitRoot, 10_000) })
   user = userOf(server, server.adminKey)
 }, 120_000)
 afterAll(async () => {

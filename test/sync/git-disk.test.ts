@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, ManagedRuntime, Option } from "effect"
 import { execFile } from "node:child_process"
 import fs from "node:fs"
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises"
@@ -10,11 +10,12 @@ import * as GitDisk from "../../layers/git/GitDisk.js"
 import * as Iso from "../../layers/git/IsoOps.js"
 import { openObjectReader } from "../../layers/git/PackReader.js"
 import { Git, type GitChange } from "../../src/sync/Git.js"
+import { LOOPBACK } from "../support/DiskGit.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 
 /**
  * The on-disk git layer's accelerators (layers/git/PackReader.ts, the fast diff
- * in IsoOps.ts, thin-pack fetches in HttpClient.ts) against the git CLI and
+ * in IsoOps.ts, thin-pack fetches in Fetch.ts) against the git CLI and
  * isomorphic-git's own code paths.
  */
 const run = promisify(execFile)
@@ -118,6 +119,44 @@ describe("on-disk git layer", () => {
       await rm(root, { recursive: true, force: true })
     })
 
+    it("a change to a blob over 1 MiB arrives as a thin delta on the old one: measured without being read, exact when read", async () => {
+      const url = await server.createRepo("large-blobs")
+      const wc = await workingCopy(url)
+      const table = Array.from({ length: 120_000 }, (_, i) => `${i},${(i * 7919) % 100_003}`).join("\n")
+      fs.mkdirSync(join(wc.dir, "data"), { recursive: true })
+      fs.writeFileSync(join(wc.dir, "data", "table.csv"), table)
+      fs.writeFileSync(join(wc.dir, "notes.md"), "notes\n")
+      await wc.commitAndPush("a large table")
+      const runtime = ManagedRuntime.make(GitDisk.layer({ root, timeoutMillis: 10_000, allowedHosts: LOOPBACK }))
+      const layer = await runtime.runPromise(Git)
+      const remote = { url, branch: "main", token: Option.none() }
+      await Effect.runPromise(layer.fetch("large", remote))
+      const packs = join(root, "large.git", "objects", "pack")
+      const before = new Set(await readdir(packs))
+
+      fs.writeFileSync(join(wc.dir, "data", "table.csv"), `${table}\n120000,1\n`)
+      fs.writeFileSync(join(wc.dir, "data", "head.csv"), table.slice(0, 300_000))
+      const second = await wc.commitAndPush("the table grows by a line")
+      expect(Option.getOrThrow(await Effect.runPromise(layer.fetch("large", remote))).commit).toBe(second)
+      const added = (await readdir(packs)).filter((f) => !before.has(f) && f.endsWith(".pack"))
+      expect(added).toHaveLength(1)
+      // a thin pack: the new table is a delta on the old one the store holds, not 1.5 MB again
+      expect((await stat(join(packs, added[0] ?? ""))).size).toBeLessThan(200_000)
+
+      const tableId = await wc.git("rev-parse", "HEAD:data/table.csv")
+      const size = Number(await wc.git("cat-file", "-s", tableId))
+      expect(size).toBeGreaterThan(1024 * 1024)
+      const measured = await Effect.runPromise(layer.readBlob("large", tableId, 1024 * 1024))
+      expect(measured).toEqual({ size, content: Option.none() })
+      const whole = await Effect.runPromise(layer.readBlob("large", tableId, 8 * 1024 * 1024))
+      expect(Buffer.from(Option.getOrThrow(whole.content)).toString("utf8")).toBe(`${table}\n120000,1\n`)
+      const headId = await wc.git("rev-parse", "HEAD:data/head.csv")
+      const head = await Effect.runPromise(layer.readBlob("large", headId, 1024 * 1024))
+      expect(Buffer.from(Option.getOrThrow(head.content)).toString("utf8")).toBe(table.slice(0, 300_000))
+      await wc.remove()
+      await runtime.dispose()
+    })
+
     it("fetches only what changed since the last fetch, and reads the tree across the packs", async () => {
       const url = await server.createRepo("incremental")
       const wc = await workingCopy(url)
@@ -126,7 +165,8 @@ describe("on-disk git layer", () => {
         fs.writeFileSync(join(wc.dir, `dir${i % 10}`, `f${i}.txt`), `file ${i}\n${"some text that repeats\n".repeat(20)}`)
       }
       await wc.commitAndPush("many files")
-      const layer = await Effect.runPromise(Effect.provide(Git, GitDisk.layer({ root, timeoutMillis: 10_000 })))
+      const runtime = ManagedRuntime.make(GitDisk.layer({ root, timeoutMillis: 10_000, allowedHosts: LOOPBACK }))
+      const layer = await runtime.runPromise(Git)
       const remote = { url, branch: "main", token: Option.none() }
       const first = Option.getOrThrow(await Effect.runPromise(layer.fetch("lab", remote)))
       const packs = join(root, "lab.git", "objects", "pack")
@@ -154,10 +194,11 @@ describe("on-disk git layer", () => {
       expect(all).toHaveLength(300)
       for (const change of all) {
         const oid = Option.getOrThrow(change.after).oid
-        const bytes = await Effect.runPromise(layer.readBlob("lab", oid))
-        expect(Buffer.from(bytes).toString("utf8")).toBe(await wc.git("cat-file", "blob", oid).then((s) => `${s}\n`))
+        const blob = await Effect.runPromise(layer.readBlob("lab", oid, 1_048_576))
+        expect(Buffer.from(Option.getOrThrow(blob.content)).toString("utf8")).toBe(await wc.git("cat-file", "blob", oid).then((s) => `${s}\n`))
       }
       await wc.remove()
+      await runtime.dispose()
     })
   })
 })

@@ -5,11 +5,13 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { shallowClone } from "../../layers/git/ShallowClone.js"
+import { DEFAULT_CEILINGS, fetchInto } from "../../layers/git/Fetch.js"
 import { openObjectReader } from "../../layers/git/PackReader.js"
+import { makeTransport, systemResolve } from "../../layers/git/Transport.js"
+import { LOOPBACK } from "../support/DiskGit.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 
-/** The native first fetch (layers/git/ShallowClone.ts, PackIndexer.ts), checked by git's own tools. */
+/** The native fetch (layers/git/Fetch.ts, UploadPack.ts, PackIndexer.ts), checked by git's own tools. */
 const run = promisify(execFile)
 let server: GitServer
 let root: string
@@ -18,6 +20,7 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), "lab-shallow-"))
 })
 afterAll(async () => {
+  transport.close()
   await server.close()
   await rm(root, { recursive: true, force: true })
 })
@@ -27,10 +30,21 @@ const bareRepo = async (name: string) => {
   await run("git", ["init", "--bare", "--quiet", gitdir])
   return gitdir
 }
+const transport = makeTransport({ allowed: LOOPBACK, resolve: systemResolve })
+const shallowClone = (request: { readonly gitdir: string; readonly url: string; readonly branch: string }) =>
+  fetchInto({
+    ...request,
+    transport,
+    token: undefined,
+    timeoutMillis: 10_000,
+    ceilings: DEFAULT_CEILINGS,
+    store: openObjectReader(request.gitdir)
+  })
+
 const gitIn = async (gitdir: string, ...args: ReadonlyArray<string>) =>
   (await run("git", [`--git-dir=${gitdir}`, ...args], { maxBuffer: 64 << 20 })).stdout
 
-describe("native shallow clone", () => {
+describe("native fetch", () => {
   it("stores the branch tip as git would: a pack git verifies, its index, the shallow mark and the remote ref", async () => {
     const url = await server.createRepo("deltas")
     const wc = await workingCopy(url)
@@ -45,7 +59,7 @@ describe("native shallow clone", () => {
     const tip = await wc.commitAndPush("second")
 
     const gitdir = await bareRepo("deltas-clone")
-    const cloned = await shallowClone({ gitdir, url, branch: "main", headers: {}, timeoutMillis: 10_000 })
+    const cloned = await shallowClone({ gitdir, url, branch: "main" })
     expect(cloned?.tip).toBe(tip)
     expect(await readFile(join(gitdir, "shallow"), "utf8")).toBe(`${tip}\n`)
     expect(await readFile(join(gitdir, "refs/remotes/origin/main"), "utf8")).toBe(`${tip}\n`)
@@ -75,14 +89,14 @@ describe("native shallow clone", () => {
   it("answers undefined for a branch the repository does not have, and for an empty repository", async () => {
     const url = await server.createRepo("branches")
     const gitdir = await bareRepo("branches-clone")
-    expect(await shallowClone({ gitdir, url, branch: "main", headers: {}, timeoutMillis: 10_000 })).toBeUndefined()
+    expect(await shallowClone({ gitdir, url, branch: "main" })).toBeUndefined()
     const wc = await workingCopy(url)
     fs.writeFileSync(join(wc.dir, "a.md"), "a\n")
     await wc.commitAndPush("on main")
-    expect(await shallowClone({ gitdir, url, branch: "research/drafts", headers: {}, timeoutMillis: 10_000 })).toBeUndefined()
+    expect(await shallowClone({ gitdir, url, branch: "research/drafts" })).toBeUndefined()
     await wc.git("checkout", "--quiet", "-b", "research/drafts")
     const drafts = await wc.commitAndPush("on drafts", "research/drafts")
-    expect((await shallowClone({ gitdir, url, branch: "research/drafts", headers: {}, timeoutMillis: 10_000 }))?.tip).toBe(drafts)
+    expect((await shallowClone({ gitdir, url, branch: "research/drafts" }))?.tip).toBe(drafts)
     expect(await readFile(join(gitdir, "refs/remotes/origin/research/drafts"), "utf8")).toBe(`${drafts}\n`)
     await wc.remove()
   })
@@ -90,6 +104,6 @@ describe("native shallow clone", () => {
   it("fails with the host's status when it refuses", async () => {
     const url = await server.createRepo("down")
     server.failWith(503, 1)
-    await expect(shallowClone({ gitdir: await bareRepo("down-clone"), url, branch: "main", headers: {}, timeoutMillis: 10_000 })).rejects.toThrow(/503/)
+    await expect(shallowClone({ gitdir: await bareRepo("down-clone"), url, branch: "main" })).rejects.toThrow(/503/)
   })
 })

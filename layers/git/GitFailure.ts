@@ -1,0 +1,32 @@
+import { Errors } from "isomorphic-git"
+import { CeilingExceeded } from "./PackIndexer.js"
+import { PackError } from "./PackFormat.js"
+import { statusFailure, TransportError } from "./Transport.js"
+
+/**
+ * What a failed fetch or push says: the HTTP status and a fixed description,
+ * never what the remote sent (isomorphic-git's errors quote bodies and reason
+ * phrases; those stay out of messages, the sync status and the log).
+ */
+export const describeFailure = (cause: unknown): string => {
+  if (cause instanceof TransportError || cause instanceof CeilingExceeded || cause instanceof PackError) return cause.message
+  if (cause instanceof Errors.HttpError) return statusFailure(cause.data.statusCode).message
+  if (cause instanceof Errors.PushRejectedError) return "the remote branch moved (not a fast-forward)"
+  if (cause instanceof Errors.GitPushError) return "the git host refused the update"
+  if (cause instanceof Errors.SmartHttpError || cause instanceof Errors.ParseError || cause instanceof Errors.RemoteCapabilityError) {
+    return "the git host's answer is not git's smart HTTP protocol"
+  }
+  if (cause instanceof Errors.NotFoundError) return "an object the operation needs is missing from the lab's store"
+  // errors of the local store (a full disk, say) carry a code, never remote content
+  const code = cause instanceof Error && "code" in cause && typeof cause.code === "string" && /^E[A-Z]+$/.test(cause.code) ? cause.code : undefined
+  return code ? `the lab's git store failed (${code})` : "the git operation failed"
+}
+
+/**
+ * The remote moved: isomorphic-git says so before sending (not a fast-forward,
+ * or the new remote tip is unknown locally), or the server refuses the update.
+ */
+export const isRejection = (cause: unknown): boolean =>
+  cause instanceof Errors.PushRejectedError ||
+  cause instanceof Errors.NotFoundError ||
+  (cause instanceof Errors.GitPushError && /non-fast-forward|fetch first|failed to update ref|stale info/i.test(cause.message))
