@@ -23,9 +23,11 @@ export const RepoUrl = Schema.String.pipe(
   Schema.filter((s) => {
     try {
       const url = new URL(s)
-      return (url.protocol === "https:" || url.protocol === "http:") && url.pathname.length > 1 && !url.username && !url.password
-        ? true
-        : "must be an http(s) clone URL without credentials in it (send the token separately)"
+      if ((url.protocol !== "https:" && url.protocol !== "http:") || url.pathname.length <= 1) return "must be an http(s) clone URL"
+      if (url.username || url.password) return "must not hold credentials (send the token separately)"
+      // git appends /info/refs…: a query or fragment would send the request somewhere else than the repository
+      if (s.includes("?") || s.includes("#")) return "must not have a query or a fragment"
+      return true
     } catch {
       return "must be an http(s) clone URL"
     }

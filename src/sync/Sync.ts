@@ -81,6 +81,10 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
      */
     const link = (labId: string, input: Omit<LinkRepo, "labId">) =>
       Effect.gen(function* () {
+        // where git traffic may go (README: "Outbound git traffic"); checked again on every connection
+        if (input.repo !== undefined) {
+          yield* Effect.mapError(git.checkRemote(input.repo), (refused) => new ValidationError({ message: `repo: ${refused.message}` }))
+        }
         yield* supervisor.exclusive(
           labId,
           Effect.gen(function* () {

@@ -13,6 +13,7 @@ import { data, expectError, json } from "../support/http.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 import { put, sleep, until, userOf, type User } from "./sync-support.js"
+import { diskGit } from "../support/DiskGit.js"
 
 let hostA: GitServer
 let hostB: GitServer
@@ -25,7 +26,7 @@ beforeAll(async () => {
   hostB = await startGitServer()
   const root = await mkdtemp(join(tmpdir(), "lab-sync-link-"))
   temp.push(root)
-  server = await startTestServer({ git: { kind: "disk", root, timeoutMillis: 10_000 } })
+  server = await startTestServer({ git: diskGit(root, 10_000) })
   admin = userOf(server, server.adminKey)
 }, 120_000)
 afterAll(async () => {
