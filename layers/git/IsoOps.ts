@@ -58,15 +58,8 @@ const MODES: Readonly<Record<string, { readonly mode: string; readonly type: Git
   "160000": { mode: "160000", type: "commit" }
 }
 
-/**
- * A name isomorphic-git surely accepts (it refuses separators, `.`, `..`, `.git`
- * and their NTFS/HFS+ aliases); anything else goes to isomorphic-git's walk.
- */
-const isPlainName = (name: string): boolean => {
-  if (name.length === 0 || name === "." || name === ".." || /[\\/:]|[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]/.test(name)) return false
-  const normalized = name.toLowerCase().replace(/[. ]+$/, "")
-  return normalized !== ".git" && !/^\.?git~[1-9]$/.test(normalized)
-}
+/** A tree entry name no path can be made of (empty, or holding a separator or NUL): such an entry is left out. */
+const isMalformedName = (name: string): boolean => name.length === 0 || /[/\0]/.test(name)
 
 interface TreeItem {
   readonly name: string
@@ -87,8 +80,9 @@ const treeItems = (objects: ObjectReader, oid: string): ReadonlyArray<TreeItem> 
     if (nul === -1 || nul + 21 > content.length) throw new NotPlain()
     const mode = MODES[content.toString("latin1", pos, space)]
     const name = content.toString("utf8", space + 1, nul)
-    if (mode === undefined || !isPlainName(name)) throw new NotPlain()
-    items.push({ name, oid: content.toString("hex", nul + 1, nul + 21), ...mode })
+    if (mode === undefined) throw new NotPlain()
+    // names git refuses (`.git` and its aliases, `..`, a backslash) are listed: the sync skips the paths they make
+    if (!isMalformedName(name)) items.push({ name, oid: content.toString("hex", nul + 1, nul + 21), ...mode })
     pos = nul + 21
   }
   items.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))

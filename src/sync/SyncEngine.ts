@@ -21,6 +21,9 @@ const BATCH_BYTES = 16 * 1024 * 1024
 /** The first batch is small, so the database starts writing while the next one is read. */
 const FIRST_BATCH_FILES = 250
 
+/** A repository path the lab can hold as it is: one the files API accepts and would not rewrite (no `a/../b`). */
+const isLabPath = (path: string) => Either.getOrUndefined(normalizePath(path)) === path
+
 /** How often one push is retried on top of a moved remote before the job fails (and backs off). */
 const MAX_REJECTIONS = 5
 
@@ -98,7 +101,7 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
           if (Option.isNone(change.after)) {
             gone.add(path)
             figuresGone.add(path)
-          } else if (!isRegularFile(change.after.value) || isSkippedPath(change.path) || Either.isLeft(normalizePath(path))) {
+          } else if (!isRegularFile(change.after.value) || isSkippedPath(change.path) || !isLabPath(path)) {
             // (the last: a path the files API refuses, over 1,024 characters say, could be listed but never read)
             skipped++
             gone.add(path) // a copy pulled earlier is stale now

@@ -178,9 +178,20 @@ describe("sync rules (spec 4.4) against a real git server", { timeout: 90_000 },
     expect((await user.read(labId, "/notes"))?.content).toBe("a file again\n")
   })
 
-  // isomorphic-git 1.44 refuses to parse any tree with a backslash in an entry name (legal in git on Linux),
-  // so such a repository fails every pull (502 here, lastError in the status) until the file is renamed.
-  it.todo("syncs a repository holding a file name with a backslash (isomorphic-git refuses to read that tree)")
+  it("skips the names the lab cannot hold (a backslash, git's aliases of .git) and pulls the rest", async () => {
+    // all legal in a tree made on Linux; isomorphic-git refuses to read such trees, the service's own diff lists them
+    const odd = ["back\\slash.md", "git~2/inside.md", ".g\u200cit/config", "notes/.GIT./hooks.md"]
+    const { wc, labId } = await linkedLab("odd-names", "acme/odd-names", { "README.md": "hi\n" })
+    for (const path of odd) await put(wc.dir, path, "an odd name\n")
+    await put(wc.dir, "notes/ok.md", "fine\n")
+    // git itself refuses .GIT. under NTFS protection (on by default): this repository was made without it
+    await wc.git("config", "core.protectNTFS", "false")
+    const c1 = await wc.commitAndPush("odd names")
+    expect((await wc.git("ls-tree", "-r", "--name-only", "-z", "HEAD")).split("\0").filter((p) => p !== "")).toHaveLength(6)
+    expect(await user.syncNow(labId)).toEqual({ ok: true, pulled: 1, updated: 0, skipped: odd.length, removed: 0, sha: c1 })
+    expect(await user.paths(labId)).toEqual(["/README.md", "/notes/ok.md"])
+    expect((await user.status(labId)).lastError).toBeNull()
+  })
 
   it("deletes files that came from git, never files created through the API", async () => {
     const { wc, labId } = await linkedLab("deletions", "acme/deletions", { "keep.md": "keep\n", "gone.md": "gone\n", "dir/old.md": "old\n" })
