@@ -48,6 +48,7 @@ export const MainLive = Layer.unwrapEffect(
         scopeClaim: config.jwt.scopeClaim
       })),
       adminLimits: config.adminLimits,
+      quotas: config.quotas,
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000 },
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }

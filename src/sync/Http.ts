@@ -4,6 +4,7 @@ import { Api } from "../Api.js"
 import { BadGateway } from "../http/Errors.js"
 import { respondWith } from "../http/Envelope.js"
 import { Labs } from "../labs/Labs.js"
+import { Quotas } from "../quotas/Quotas.js"
 import { WebhookAnswer } from "./Api.js"
 import { Sync } from "./Sync.js"
 import { WebhookReceiver } from "./WebhookReceiver.js"
@@ -12,12 +13,13 @@ export const SyncHttp = HttpApiBuilder.group(Api, "sync", (handlers) =>
   Effect.gen(function* () {
     const labs = yield* Labs
     const sync = yield* Sync
+    const quotas = yield* Quotas
     return handlers
       .handle("status", ({ urlParams }) => Effect.flatMap(labs.access(urlParams.labId, "read"), (lab) => sync.status(lab.id)))
       .handle("link", ({ payload: { labId, ...input } }) => Effect.flatMap(labs.access(labId, "write"), (lab) => sync.link(lab.id, input)))
       .handle("pull", ({ payload }) =>
         Effect.flatMap(labs.access(payload.labId, "write"), (lab) =>
-          sync.syncNow(lab.id, Option.fromNullable(payload.subPath)).pipe(
+          Effect.zipRight(quotas.forcedSync(lab), sync.syncNow(lab.id, Option.fromNullable(payload.subPath))).pipe(
             Effect.catchTag("GitError", (e) => Effect.fail(new BadGateway({ message: `git: ${e.message}` })))
           )
         )
