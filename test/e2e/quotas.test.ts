@@ -160,6 +160,36 @@ describe("stored bytes", () => {
   })
 })
 
+describe("the stored-bytes counter", () => {
+  it("follows writes, deletes and a restore (it is what the quota reads)", { timeout: 60_000 }, async () => {
+    const { lab, key } = await newLab()
+    const counted = async () => {
+      const rows = await fx.server.sql((sql) =>
+        sql<{ counter: string; actual: string }>`
+          SELECT (SELECT file_bytes FROM lab_usage WHERE lab_id = ${lab.id})::text AS counter,
+                 (SELECT COALESCE(sum(size), 0) FROM files WHERE lab_id = ${lab.id})::text AS actual`
+      )
+      return rows[0]
+    }
+    await data(await write(lab.id, "/a.md", 1_000, key), File, 201)
+    await data(await write(lab.id, "/b.md", 2_000, key), File, 201)
+    expect(await counted()).toEqual({ counter: "3000", actual: "3000" })
+    const backup = await data(await fx.post("/api/v1/backups", { labId: lab.id }, key), Backup, 202)
+    await waitFor("backup", async () => data(await fx.get(`/api/v1/backups/${backup.id}`, { labId: lab.id }, key), Backup), (b) => b.status === "completed")
+    await data(await write(lab.id, "/a.md", 10, key), File, 200)
+    await data(await fx.del("/api/v1/files", { labId: lab.id, path: "/b.md" }, key), Schema.Unknown)
+    await data(await write(lab.id, "/c.md", 500, key), File, 201)
+    expect(await counted()).toEqual({ counter: "510", actual: "510" })
+    await data(await fx.post(`/api/v1/backups/${backup.id}/restore`, { labId: lab.id }, key), Backup, 202)
+    await waitFor(
+      "restore",
+      async () => data(await fx.get(`/api/v1/backups/${backup.id}`, { labId: lab.id }, key), Backup),
+      (b) => b.restore?.status === "completed"
+    )
+    expect(await counted()).toEqual({ counter: "3000", actual: "3000" })
+  })
+})
+
 describe("backups", () => {
   const create = (labId: string, key: string) => fx.post("/api/v1/backups", { labId }, key)
   const settled = (labId: string, id: string, key: string) =>
