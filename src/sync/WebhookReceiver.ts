@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { SecretBox } from "../common/SecretBox.js"
 import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationError } from "../http/Errors.js"
 import { reportWindow } from "../http/RequestContext.js"
@@ -51,18 +51,15 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
 
     /** 429 for an address that failed too often this minute; nothing of its body has been read yet. */
     const admit = (address: string) =>
-      Effect.flatMap(rateLimits.count(failuresOf(address), WEBHOOK_FAILURES_PER_MINUTE, MINUTE_MILLIS, 0), (window) => {
-        if (window.remaining > 0) return Effect.void
-        const retryAfter = Math.max(1, window.reset - Math.floor(Date.now() / 1000))
-        return Effect.zipRight(
-          reportWindow({ ...window, allowed: false, retryAfter }),
-          Effect.fail(
-            new RateLimited({
-              message: `${WEBHOOK_FAILURES_PER_MINUTE} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
+      Effect.flatMap(rateLimits.count(failuresOf(address), WEBHOOK_FAILURES_PER_MINUTE, MINUTE_MILLIS, 0), (window) =>
+        window.remaining > 0
+          ? Effect.void
+          : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              const retryAfter = Math.max(1, Math.ceil(window.reset - now / 1000))
+              const message = `${WEBHOOK_FAILURES_PER_MINUTE} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
+              return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new RateLimited({ message })))
             })
-          )
-        )
-      })
+      )
 
     /** Count a failed delivery against its address. */
     const failed = (address: string) => Effect.asVoid(rateLimits.count(failuresOf(address), WEBHOOK_FAILURES_PER_MINUTE, MINUTE_MILLIS))
