@@ -5,7 +5,7 @@
  * per minute (429 rate_limited with Retry-After). The server runs with small
  * team-plan quotas so each can be reached quickly.
  */
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -77,6 +77,12 @@ describe("API keys", () => {
       /4 of 4/
     )
     await expectQuota(await fx.post("/api/v1/auth/keys", { name: "one more", scopes: [`lab:${lab.slug}:rw`] }, fx.admin), /4 of 4/)
+    // the typed client tells it from a plain 403
+    const client = await fx.server.client(key)
+    const refused = await Effect.runPromise(Effect.flip(client.keys.create({ payload: { name: "typed", scopes: [`lab:${lab.slug}:r`] } })))
+    expect(refused._tag).toBe("QuotaExceeded")
+    const forbidden = await Effect.runPromise(Effect.flip(client.keys.create({ payload: { name: "typed", scopes: ["admin"] } })))
+    expect(forbidden._tag).toBe("Forbidden")
 
     // a key naming a full lab and another one is not created at all
     const { lab: roomy } = await newLab()
