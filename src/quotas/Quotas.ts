@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import { CurrentPrincipal, isAdmin } from "../auth/Principal.js"
 import type { Plan } from "../common/Schemas.js"
 import { QuotaExceeded, RateLimited } from "../http/Errors.js"
 import { reportWindow } from "../http/RequestContext.js"
@@ -115,9 +116,13 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas", {
         }
       })
 
-    /** A forced sync of the lab (POST /api/v1/sync): at most the plan's number per calendar minute. */
+    /**
+     * A forced sync of the lab (POST /api/v1/sync): at most the plan's number per
+     * calendar minute. A rate, like the lab's budget: the operator is not counted.
+     */
     const forcedSync = (lab: Lab) =>
       Effect.gen(function* () {
+        if (isAdmin(yield* CurrentPrincipal)) return
         const limit = limits[lab.plan].forcedSyncsPerMinute
         const decision = yield* rateLimits.count(`sync:${lab.id}`, limit, MINUTE_MILLIS)
         yield* reportWindow(decision)

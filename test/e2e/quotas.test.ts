@@ -259,6 +259,8 @@ describe("forced syncs", () => {
     // the refused one did not reach the git host, and reading the status is not a forced sync
     expect(git.requests().length).toBe(fetches)
     expect((await user.status(lab.id)).lastSyncSha).toBe(head)
+    // the operator's are not counted (a rate, like the lab's budget)
+    expect((await userOf(fx.server, fx.admin).syncNow(lab.id)).sha).toBe(head)
     // another lab's forced syncs are its own
     const other = await newLab()
     const otherUrl = await git.createRepo(`acme/forced-other-${other.lab.slug}`)
