@@ -25,6 +25,7 @@ import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
 import * as NodeServer from "./NodeServer.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
+import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE, WebhookFailureLimit } from "../src/sync/Webhooks.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
 
@@ -40,6 +41,8 @@ export interface AppSettings {
   readonly adminLimits: Limits
   /** Per-lab quotas by plan (QUOTA_* variables); DEFAULT_QUOTAS when absent. */
   readonly quotas?: Readonly<Record<Plan, PlanQuotas>>
+  /** Failed webhook deliveries an address may make per minute before 429 (default 10). */
+  readonly webhookFailuresPerMinute?: number
   readonly publicBaseUrl: URL
   /** Where labs' repositories live: on disk (deployments) or in memory (tests). */
   readonly git: { readonly kind: "disk"; readonly root: string; readonly timeoutMillis: number } | { readonly kind: "memory" }
@@ -71,6 +74,7 @@ export const environment = (settings: AppSettings) => {
     Layer.succeed(AdminKey, settings.adminKey),
     Layer.succeed(AdminLimits, settings.adminLimits),
     Layer.succeed(QuotaLimits, settings.quotas ?? DEFAULT_QUOTAS),
+    Layer.succeed(WebhookFailureLimit, settings.webhookFailuresPerMinute ?? DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
     // where pods run; a cloud provider (see src/pods/PodProvider.ts) would be chosen here
     LocalProcessProvider.layer({ command: settings.pods.command, stopGraceMillis: settings.pods.stopGraceMillis })
   ).pipe(Layer.provideMerge(database))

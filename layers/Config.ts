@@ -1,6 +1,7 @@
 import { Config, ConfigError, Either, Option, Redacted } from "effect"
 import type { Plan } from "../src/common/Schemas.js"
 import { DEFAULT_QUOTAS, type PlanQuotas } from "../src/quotas/PlanQuotas.js"
+import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../src/sync/Webhooks.js"
 
 /**
  * A secret validated as a plain string, then redacted. (Validating after
@@ -118,6 +119,7 @@ export const AppConfig = Config.all({
     perMinute: positive("RATE_LIMIT_ADMIN_PER_MINUTE", 10_000),
     perDay: positive("RATE_LIMIT_ADMIN_PER_DAY", 10_000_000)
   }),
-  quotas
+  quotas,
+  webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE)
 })
 export type AppConfig = Config.Config.Success<typeof AppConfig>

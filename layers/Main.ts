@@ -49,6 +49,7 @@ export const MainLive = Layer.unwrapEffect(
       })),
       adminLimits: config.adminLimits,
       quotas: config.quotas,
+      webhookFailuresPerMinute: config.webhookFailuresPerMinute,
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000 },
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }

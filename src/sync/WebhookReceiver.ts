@@ -15,7 +15,8 @@ import {
   pushedBranchesOf,
   repositoryIn,
   type RepositoryIdentity,
-  verifySignature
+  verifySignature,
+  WebhookFailureLimit
 } from "./Webhooks.js"
 
 /** The receiver's answer (bare, like the other sync bodies). */
@@ -30,8 +31,6 @@ export interface WebhookAnswer {
 
 const notJson = () => new ValidationError({ message: "the webhook body is not a JSON payload" })
 
-/** Failed deliveries one client address may make in a calendar minute; past them, 429 before the body is read. */
-export const WEBHOOK_FAILURES_PER_MINUTE = 10
 
 /**
  * POST /api/webhooks/<git_host>: find the labs the delivery names (a lexical
@@ -46,23 +45,24 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
     const supervisor = yield* SyncSupervisor
     const box = yield* SecretBox
     const rateLimits = yield* RateLimits
+    const failureLimit = yield* WebhookFailureLimit
 
     const failuresOf = (address: string) => `webhook-failures:${address}`
 
     /** 429 for an address that failed too often this minute; nothing of its body has been read yet. */
     const admit = (address: string) =>
-      Effect.flatMap(rateLimits.count(failuresOf(address), WEBHOOK_FAILURES_PER_MINUTE, MINUTE_MILLIS, 0), (window) =>
+      Effect.flatMap(rateLimits.count(failuresOf(address), failureLimit, MINUTE_MILLIS, 0), (window) =>
         window.remaining > 0
           ? Effect.void
           : Effect.flatMap(Clock.currentTimeMillis, (now) => {
               const retryAfter = Math.max(1, Math.ceil(window.reset - now / 1000))
-              const message = `${WEBHOOK_FAILURES_PER_MINUTE} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
+              const message = `${failureLimit} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
               return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new RateLimited({ message })))
             })
       )
 
     /** Count a failed delivery against its address. */
-    const failed = (address: string) => Effect.asVoid(rateLimits.count(failuresOf(address), WEBHOOK_FAILURES_PER_MINUTE, MINUTE_MILLIS))
+    const failed = (address: string) => Effect.asVoid(rateLimits.count(failuresOf(address), failureLimit, MINUTE_MILLIS))
 
     /** The links of the labs whose repository the delivery names. */
     const candidates = (identity: RepositoryIdentity) => {

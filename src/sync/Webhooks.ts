@@ -1,3 +1,4 @@
+import { Context } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { safeEqual } from "../auth/Secrets.js"
 import { type KeyPath, scanJsonStrings } from "./JsonScan.js"
@@ -12,6 +13,14 @@ export const GIT_HOSTS = ["github", "gitlab", "gitea", "forgejo", "bitbucket"] a
 export type GitHost = (typeof GIT_HOSTS)[number]
 
 export const isGitHost = (s: string): s is GitHost => GIT_HOSTS.some((h) => h === s)
+
+/**
+ * Failed deliveries one client address may make in a calendar minute; past
+ * them, 429 before the body is read (WEBHOOK_FAILURES_PER_MINUTE).
+ */
+export class WebhookFailureLimit extends Context.Tag("WebhookFailureLimit")<WebhookFailureLimit, number>() {}
+
+export const DEFAULT_WEBHOOK_FAILURES_PER_MINUTE = 10
 
 type Headers = Readonly<Record<string, string | undefined>>
 

@@ -12,6 +12,7 @@ import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Lab } from "../../src/labs/Lab.js"
 import { WebhookSecretResult } from "../../src/sync/RepoLink.js"
+import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../../src/sync/Webhooks.js"
 import { data } from "../support/http.js"
 import { roomInWindow } from "../support/RateWindows.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
@@ -23,7 +24,7 @@ let server: TestServer
 let secret: string
 
 beforeAll(async () => {
-  server = await startTestServer()
+  server = await startTestServer({ webhookFailuresPerMinute: DEFAULT_WEBHOOK_FAILURES_PER_MINUTE })
   const lab = await data(
     await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug: "hooks", name: "hooks", plan: "team" } }),
     Lab,

@@ -14,6 +14,7 @@ describe("QUOTA_* settings", () => {
       expect(config.quotas).toEqual(DEFAULT_QUOTAS)
       expect(config.quotas.free).toEqual({ apiKeys: 20, runningPods: 2, storedBytes: 1024 ** 3, backupsKept: 5, forcedSyncsPerMinute: 6 })
       expect(config.quotas.team.storedBytes).toBe(100 * 1024 ** 3)
+      expect(config.webhookFailuresPerMinute).toBe(10)
     })
   )
 
