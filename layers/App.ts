@@ -17,12 +17,15 @@ import { SecretBox } from "../src/common/SecretBox.js"
 import { LimitedIncomingMessage } from "../src/http/BodyLimit.js"
 import { ApiLive } from "../src/HttpApp.js"
 import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
+import type { Plan } from "../src/common/Schemas.js"
+import { DEFAULT_QUOTAS, type PlanQuotas, QuotaLimits } from "../src/quotas/PlanQuotas.js"
 import { warmUpFileWrites } from "../src/files/WarmUp.js"
 import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
 import * as NodeServer from "./NodeServer.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
+import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE, WebhookFailureLimit } from "../src/sync/Webhooks.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
 
@@ -36,6 +39,10 @@ export interface AppSettings {
   readonly masterKey: Redacted.Redacted<string>
   readonly jwt: Option.Option<JwtSettings>
   readonly adminLimits: Limits
+  /** Per-lab quotas by plan (QUOTA_* variables); DEFAULT_QUOTAS when absent. */
+  readonly quotas?: Readonly<Record<Plan, PlanQuotas>>
+  /** Failed webhook deliveries an address may make per minute before 429 (default 10). */
+  readonly webhookFailuresPerMinute?: number
   readonly publicBaseUrl: URL
   /** Where labs' repositories live: on disk (deployments) or in memory (tests). */
   readonly git: ({ readonly kind: "disk" } & GitDisk.GitDiskOptions) | { readonly kind: "memory" }
@@ -66,6 +73,8 @@ export const environment = (settings: AppSettings) => {
     SecretBox.layer(settings.masterKey),
     Layer.succeed(AdminKey, settings.adminKey),
     Layer.succeed(AdminLimits, settings.adminLimits),
+    Layer.succeed(QuotaLimits, settings.quotas ?? DEFAULT_QUOTAS),
+    Layer.succeed(WebhookFailureLimit, settings.webhookFailuresPerMinute ?? DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
     // where pods run; a cloud provider (see src/pods/PodProvider.ts) would be chosen here
     LocalProcessProvider.layer({ command: settings.pods.command, stopGraceMillis: settings.pods.stopGraceMillis })
   ).pipe(Layer.provideMerge(database))

@@ -1,5 +1,8 @@
-import { Config, Either, Option, Redacted } from "effect"
+import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import type { Plan } from "../src/common/Schemas.js"
+import { DEFAULT_QUOTAS, type PlanQuotas } from "../src/quotas/PlanQuotas.js"
 import { NO_EXCEPTIONS, parseAllowedHosts } from "../src/sync/HostPolicy.js"
+import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../src/sync/Webhooks.js"
 import { DEFAULT_CEILINGS } from "./git/Fetch.js"
 
 /**
@@ -26,6 +29,54 @@ const positive = (name: string, fallback: number) =>
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
     Config.withDefault(fallback)
   )
+
+const UNITS: Readonly<Record<string, number>> = { "": 1, KIB: 1024, MIB: 1024 ** 2, GIB: 1024 ** 3, TIB: 1024 ** 4 }
+
+/** A whole number, with a binary unit when `bytes` (10GiB, 512MiB). */
+const quantity = (text: string, bytes: boolean): number | undefined => {
+  const match = /^\s*(\d+)\s*([KMGT]iB)?\s*$/i.exec(text)
+  if (!match?.[1] || (!bytes && match[2] !== undefined)) return undefined
+  const n = Number(match[1]) * (UNITS[(match[2] ?? "").toUpperCase()] ?? Number.NaN)
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined
+}
+
+/** One quota for the three plans: `free,pro,team`, each a positive whole number. */
+const perPlan = (name: string, key: keyof PlanQuotas, bytes = false) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((text) => {
+      const values = text.split(",").map((part) => quantity(part, bytes))
+      const [free, pro, team] = values
+      return values.length === 3 && free !== undefined && pro !== undefined && team !== undefined
+        ? Either.right({ free, pro, team })
+        : Either.left(
+            ConfigError.InvalidData(
+              [name],
+              `must be three positive whole numbers for the free, pro and team plans, such as ${[DEFAULT_QUOTAS.free[key], DEFAULT_QUOTAS.pro[key], DEFAULT_QUOTAS.team[key]].join(",")}${bytes ? " (bytes; KiB, MiB, GiB or TiB may follow a number)" : ""}`
+            )
+          )
+    }),
+    Config.withDefault({ free: DEFAULT_QUOTAS.free[key], pro: DEFAULT_QUOTAS.pro[key], team: DEFAULT_QUOTAS.team[key] })
+  )
+
+/** Per-lab quotas by plan (src/quotas/PlanQuotas.ts). */
+const quotas = Config.all({
+  apiKeys: perPlan("QUOTA_API_KEYS", "apiKeys"),
+  runningPods: perPlan("QUOTA_RUNNING_PODS", "runningPods"),
+  storedBytes: perPlan("QUOTA_STORED_BYTES", "storedBytes", true),
+  backupsKept: perPlan("QUOTA_BACKUPS_KEPT", "backupsKept"),
+  forcedSyncsPerMinute: perPlan("QUOTA_FORCED_SYNCS_PER_MINUTE", "forcedSyncsPerMinute")
+}).pipe(
+  Config.map((q): Record<Plan, PlanQuotas> => {
+    const of = (plan: Plan): PlanQuotas => ({
+      apiKeys: q.apiKeys[plan],
+      runningPods: q.runningPods[plan],
+      storedBytes: q.storedBytes[plan],
+      backupsKept: q.backupsKept[plan],
+      forcedSyncsPerMinute: q.forcedSyncsPerMinute[plan]
+    })
+    return { free: of("free"), pro: of("pro"), team: of("team") }
+  })
+)
 
 const jwt = Config.option(Config.url("JWT_JWKS_URL")).pipe(
   Config.zipWith(
@@ -87,6 +138,8 @@ export const AppConfig = Config.all({
   adminLimits: Config.all({
     perMinute: positive("RATE_LIMIT_ADMIN_PER_MINUTE", 10_000),
     perDay: positive("RATE_LIMIT_ADMIN_PER_DAY", 10_000_000)
-  })
+  }),
+  quotas,
+  webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE)
 })
 export type AppConfig = Config.Config.Success<typeof AppConfig>

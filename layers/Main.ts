@@ -48,6 +48,8 @@ export const MainLive = Layer.unwrapEffect(
         scopeClaim: config.jwt.scopeClaim
       })),
       adminLimits: config.adminLimits,
+      quotas: config.quotas,
+      webhookFailuresPerMinute: config.webhookFailuresPerMinute,
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000, ...config.git },
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }

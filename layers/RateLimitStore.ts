@@ -122,7 +122,7 @@ export const makeMemoryStore = (): MemoryStore => {
     tokenBucket: tokenBucketUnsupported
   }
   const counter: FixedWindowCounter["Type"] = {
-    fixedWindow: (key, limit, windowMillis, now) => count(key, 1, windowAt(limit, windowMillis, now))
+    fixedWindow: (key, limit, windowMillis, now, tokens = 1) => count(key, tokens, windowAt(limit, windowMillis, now))
   }
   return { store, counter, size: () => counters.size }
 }

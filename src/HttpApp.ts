@@ -20,6 +20,7 @@ import { SyncSignal } from "./sync/SyncSignal.js"
 import { SyncSupervisor } from "./sync/SyncSupervisor.js"
 import { WebhookReceiver } from "./sync/WebhookReceiver.js"
 import { RateLimits } from "./ratelimit/RateLimits.js"
+import { Quotas } from "./quotas/Quotas.js"
 import { StatusHttp } from "./status/Http.js"
 import { TasksHttp } from "./tasks/Http.js"
 import { Tasks } from "./tasks/Tasks.js"
@@ -111,6 +112,7 @@ export const Services = Layer.mergeAll(
   Backups.Default,
   Search.Default,
   RateLimits.Default,
+  Quotas.Default,
   Files.Default,
   Sync.Default,
   WebhookReceiver.Default,

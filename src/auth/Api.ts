@@ -2,7 +2,7 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { Plan } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
 import { ApiKey, CreateApiKey, CreatedApiKey } from "./ApiKey.js"
 import { Authentication } from "./Authentication.js"
@@ -32,6 +32,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
     HttpApiEndpoint.post("create", "/auth/keys")
       .setPayload(CreateApiKey)
       .addSuccess(Envelope(CreatedApiKey), { status: 201 })
+      .addError(QuotaExceededWire)
   )
   .add(
     HttpApiEndpoint.del("revoke", "/auth/keys")

@@ -1,8 +1,10 @@
+import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { newId } from "../common/Ids.js"
 import { Forbidden, NotFound, ValidationError } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
 import { LabsRepo } from "../labs/LabsRepo.js"
+import { Quotas } from "../quotas/Quotas.js"
 import type { ApiKey, CreateApiKey } from "./ApiKey.js"
 import { ApiKeysRepo } from "./ApiKeysRepo.js"
 import { covers, isAdmin, parseScope, type Principal } from "./Principal.js"
@@ -20,12 +22,16 @@ const toPrincipal = (key: ApiKey): Principal => ({
 })
 
 export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
-  dependencies: [ApiKeysRepo.Default, LabsRepo.Default],
+  dependencies: [ApiKeysRepo.Default, LabsRepo.Default, Quotas.Default],
   effect: Effect.gen(function* () {
     const repo = yield* ApiKeysRepo
     const labs = yield* LabsRepo
+    const quotas = yield* Quotas
+    const sql = yield* SqlClient.SqlClient
     // by secret hash: the principal of a live key (None for no such key), and when it was read
     const cache = new Map<string, { readonly principal: Option.Option<Principal>; readonly at: number }>()
+    // grows with every revocation: a lookup that began before one does not refill the cache with what it read
+    let revocations = 0
 
     const live = (principal: Option.Option<Principal>, now: number) =>
       Option.isSome(principal) && principal.value.expiresAt !== null && principal.value.expiresAt.getTime() <= now
@@ -34,17 +40,21 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
 
     /**
      * The principal of the key whose secret hashes (sha256, hex) to this, if the
-     * key exists, is not revoked and has not expired. Within CACHE_MILLIS of the
-     * last look, answered from memory.
+     * key exists, has not expired, and neither it nor a key that created it (up
+     * the chain) is revoked. Within CACHE_MILLIS of the last look, answered from
+     * memory; a revocation on this instance empties that memory at once.
      */
     const authenticate = (secretHash: string): Effect.Effect<Option.Option<Principal>> => {
       const now = Date.now()
       const hit = cache.get(secretHash)
       if (hit && now - hit.at < CACHE_MILLIS) return Effect.succeed(live(hit.principal, now))
+      const seen = revocations
       return Effect.map(repo.useByHash(secretHash), (key) => {
         const principal = Option.map(key, toPrincipal)
-        if (cache.size > 10_000) cache.clear()
-        cache.set(secretHash, { principal, at: now })
+        if (seen === revocations) {
+          if (cache.size > 10_000) cache.clear()
+          cache.set(secretHash, { principal, at: now })
+        }
         return live(principal, now)
       })
     }
@@ -60,7 +70,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
           const scope = parseScope(s)
           return scope?.kind === "lab" ? [scope.slug] : []
         })
-        const known = new Set((yield* labs.findBySlugs(slugs)).map((lab) => lab.slug))
+        const named = yield* labs.findBySlugs(slugs)
+        const known = new Set(named.map((lab) => lab.slug))
         const unknown = slugs.filter((slug) => !known.has(slug))
         if (unknown.length > 0) {
           return yield* new ValidationError({ message: `scopes: no lab with slug ${unknown.join(", ")}` })
@@ -86,13 +97,20 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
           lastUsedAt: null,
           createdAt: now
         }
-        yield* repo.insert(key, sha256Hex(secret))
+        // the count of keys naming each lab and the insert, together (quota: QUOTA_API_KEYS)
+        yield* sql.withTransaction(Effect.zipRight(quotas.apiKeys(named), repo.insert(key, sha256Hex(secret)))).pipe(
+          Effect.catchTag("SqlError", Effect.die)
+        )
         return { ...key, key: secret }
       })
 
     const list = (principal: Principal, query: PageQuery) => repo.list(query, isAdmin(principal) ? "all" : principal.id)
 
-    /** Revoke a key the principal created (or the principal itself); the operator may revoke any. */
+    /**
+     * Revoke a key the principal created (or the principal itself); the operator
+     * may revoke any. Every key it created goes with it, transitively, in one
+     * statement: a stolen key's offspring die with it.
+     */
     const revoke = (principal: Principal, id: string) =>
       Effect.gen(function* () {
         const found = yield* repo.findById(id)
@@ -102,6 +120,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
         )
         if (Option.isNone(visible)) return yield* new NotFound({ message: `no API key ${id}` })
         yield* repo.revoke(id)
+        revocations += 1
         cache.clear()
         return Option.getOrThrow(yield* repo.findById(id))
       })

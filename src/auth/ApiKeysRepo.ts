@@ -7,17 +7,32 @@ const Row = Schema.typeSchema(ApiKey)
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
+/** How far up its creators a key's liveness is checked (keys minted by keys; a real chain is a few long). */
+const MAX_CHAIN = 64
+
 export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    /** Find a live key by the hash of its secret, and note that it was used. */
+    /**
+     * Find a live key by the hash of its secret, and note that it was used. A key
+     * is live when neither it nor any key up its chain of creators is revoked:
+     * a child minted by a revoked key (on a replica whose cache still trusted it)
+     * dies with it.
+     */
     const useByHash = SqlSchema.findOne({
       Request: Schema.String,
       Result: Row,
       execute: (hash) => sql`
+        WITH RECURSIVE chain (created_by, revoked, depth) AS (
+          SELECT created_by, revoked_at IS NOT NULL, 0 FROM api_keys WHERE secret_hash = ${hash}
+          UNION ALL
+          SELECT k.created_by, k.revoked_at IS NOT NULL, c.depth + 1
+          FROM api_keys k JOIN chain c ON k.id = c.created_by
+          WHERE c.depth < ${MAX_CHAIN}
+        )
         UPDATE api_keys SET last_used_at = now()
-        WHERE secret_hash = ${hash} AND revoked_at IS NULL
+        WHERE secret_hash = ${hash} AND NOT EXISTS (SELECT 1 FROM chain WHERE revoked)
         RETURNING id, name, prefix, scopes, created_by, expires_at, revoked_at, last_used_at, created_at`
     })
 
@@ -53,8 +68,15 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
         createdAt: key.createdAt
       })}`
 
+    /** Revoke the key and every key it created, transitively, in one statement. */
     const revoke = (id: string) =>
-      sql`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = ${id}`
+      sql`
+        WITH RECURSIVE tree (id) AS (
+          SELECT id FROM api_keys WHERE id = ${id}
+          UNION
+          SELECT k.id FROM api_keys k JOIN tree t ON k.created_by = t.id
+        )
+        UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id IN (SELECT id FROM tree)`
 
     return {
       useByHash: (hash: string): Effect.Effect<Option.Option<ApiKey>> => Effect.orDie(useByHash(hash)),

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
 import { Backup, BackupQuery, CreateBackup, RestoreBackup } from "./Backup.js"
 
 const ById = Schema.Struct({ id: Schema.String })
@@ -16,6 +16,7 @@ export class BackupsApi extends HttpApiGroup.make("backups")
       .setPayload(CreateBackup)
       .addSuccess(Envelope(Backup).annotations({ description: "the backup, pending (or the one already in progress)" }), { status: 202 })
       .addError(ConflictWire)
+      .addError(QuotaExceededWire)
   )
   .add(
     HttpApiEndpoint.get("get", "/backups/:id")

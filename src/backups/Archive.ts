@@ -24,7 +24,8 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   outbox: "queued pushes to the linked repository: replaying old ones would commit stale content; the queue is transport, not lab content",
   webhook_deliveries: "the dedupe log of git host deliveries: transport state that only says which deliveries were already seen",
   search_documents: "derived: the search index is rebuilt by its triggers as the restored rows are inserted",
-  search_queue: "derived: the records waiting to be indexed, queued again by their triggers as the restored rows are inserted"
+  search_queue: "derived: the records waiting to be indexed, queued again by their triggers as the restored rows are inserted",
+  lab_usage: "derived: the lab's stored bytes, kept by triggers on files as the restored rows are deleted and inserted"
 }
 
 /**

@@ -5,6 +5,7 @@ import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
 import { Conflict, NotFound } from "../http/Errors.js"
 import type { Cursor } from "../http/Pagination.js"
+import { Quotas } from "../quotas/Quotas.js"
 import { Archive } from "./Archive.js"
 import { BACKUP_MACHINE, type Backup, RESTORE_MACHINE } from "./Backup.js"
 import { type BackupFilter, BackupsRepo } from "./BackupsRepo.js"
@@ -42,12 +43,13 @@ const report = (message: string, cause: Cause.Cause<unknown>) => {
  * answers it again, anything else waits for it to end (409).
  */
 export class Backups extends Effect.Service<Backups>()("Backups", {
-  dependencies: [BackupsRepo.Default, Archive.Default, ActivityRepo.Default],
+  dependencies: [BackupsRepo.Default, Archive.Default, ActivityRepo.Default, Quotas.Default],
   scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* BackupsRepo
     const archive = yield* Archive
     const activity = yield* ActivityRepo
+    const quotas = yield* Quotas
     const jobs = yield* FiberSet.make()
 
     // a backup or restore of a process that stopped will never finish: say so
@@ -92,6 +94,13 @@ export class Backups extends Effect.Service<Backups>()("Backups", {
           const dump = exit.value
           yield* tx(
             Effect.gen(function* () {
+              // the archive is stored bytes too (QUOTA_STORED_BYTES): one that does not fit is not kept
+              const fits = yield* Effect.either(quotas.storedBytes(backup.labId, dump.archive.byteLength, "this backup's archive"))
+              if (fits._tag === "Left") {
+                yield* repo.fail(backup.id, fits.left.message, new Date())
+                yield* log(backup, backup.createdBy, "backup.failed", `Backup failed: ${fits.left.message}`, { error: fits.left.message })
+                return
+              }
               yield* repo.complete(backup.id, dump, new Date())
               yield* log(backup, backup.createdBy, "backup.completed", `Backup completed: ${dump.rows} rows, ${dump.archive.byteLength} bytes`, {
                 rows: dump.rows,
@@ -150,6 +159,7 @@ export class Backups extends Effect.Service<Backups>()("Backups", {
             yield* busy(active.filter((b) => inProgress(b.restore?.status)))
             const running = active.find((b) => inProgress(b.status))
             if (running) return { backup: running, created: false }
+            yield* quotas.newBackup(labId)
             const backup: Backup = {
               id: newId("bkp"),
               labId,

@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
 import { BlobSha, DeletedFile, DirectoryPrefix, ExistingFilePath, File, FileSummary, WriteFile } from "./File.js"
 
@@ -28,8 +28,15 @@ export class FilesApi extends HttpApiGroup.make("files")
       .addSuccess(Envelope(File).annotations({ description: "the file was overwritten" }))
       .addSuccess(Envelope(File).annotations({ description: "the file was created" }), { status: 201 })
       .addError(ConflictWire)
+      .addError(QuotaExceededWire)
   )
-  .add(HttpApiEndpoint.patch("update", "/files").setPayload(WriteFile).addSuccess(Envelope(File)).addError(ConflictWire))
+  .add(
+    HttpApiEndpoint.patch("update", "/files")
+      .setPayload(WriteFile)
+      .addSuccess(Envelope(File))
+      .addError(ConflictWire)
+      .addError(QuotaExceededWire)
+  )
   .add(
     HttpApiEndpoint.del("delete", "/files")
       .setUrlParams(Schema.Struct({ labId: LabRef, path: ExistingFilePath, sha: Schema.optional(BlobSha) }))

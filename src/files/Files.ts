@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { Conflict, NotFound } from "../http/Errors.js"
+import { Quotas } from "../quotas/Quotas.js"
 import { SyncRepo } from "../sync/SyncRepo.js"
 import { SyncSignal } from "../sync/SyncSignal.js"
 import { blobId, byteLength } from "./BlobId.js"
@@ -23,12 +24,13 @@ export interface WriteOptions {
  * told to push. An acknowledged write is in the database before the answer.
  */
 export class Files extends Effect.Service<Files>()("Files", {
-  dependencies: [FilesRepo.Default, SyncRepo.Default],
+  dependencies: [FilesRepo.Default, SyncRepo.Default, Quotas.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* FilesRepo
     const sync = yield* SyncRepo
     const signal = yield* SyncSignal
+    const quotas = yield* Quotas
 
     const read = (labId: string, path: string) =>
       Effect.flatMap(
@@ -92,6 +94,8 @@ export class Files extends Effect.Service<Files>()("Files", {
         }
         const unchanged = Option.isSome(current) && current.value.sha === file.sha
         if (unchanged) return { file: current.value, created: false, queued: false }
+        // a write that grows the lab's stored bytes must fit its plan (QUOTA_STORED_BYTES); a sync never asks
+        yield* quotas.storedBytes(labId, file.size - Option.match(current, { onNone: () => 0, onSome: (f) => f.size }))
         yield* repo.upsert(file)
         const queued = yield* queuePush(labId, path, content, options.actor)
         return { file, created: Option.isNone(current), queued }

@@ -8,6 +8,7 @@ import { Schema } from "effect"
 export const ErrorCodes = {
   Unauthorized: ["unauthorized", 401],
   Forbidden: ["forbidden", 403],
+  QuotaExceeded: ["quota_exceeded", 403],
   NotFound: ["not_found", 404],
   MethodNotAllowed: ["method_not_allowed", 405],
   Conflict: ["conflict", 409],
@@ -27,6 +28,8 @@ const fields = { message: Schema.String }
 
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", fields) {}
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields) {}
+/** A lab's allocation quota (keys, running pods, stored bytes, backups kept) would be passed: see src/quotas/. */
+export class QuotaExceeded extends Schema.TaggedError<QuotaExceeded>()("QuotaExceeded", fields) {}
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {}
 export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", fields) {}
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields) {}
@@ -42,6 +45,7 @@ export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()
 export type ApiError =
   | Unauthorized
   | Forbidden
+  | QuotaExceeded
   | NotFound
   | MethodNotAllowed
   | Conflict
@@ -88,6 +92,7 @@ const wire = <Tag extends ErrorTag, Self extends { readonly _tag: Tag; readonly 
 
 export const UnauthorizedWire = wire(Unauthorized, "Unauthorized")
 export const ForbiddenWire = wire(Forbidden, "Forbidden")
+export const QuotaExceededWire = wire(QuotaExceeded, "QuotaExceeded")
 export const NotFoundWire = wire(NotFound, "NotFound")
 export const MethodNotAllowedWire = wire(MethodNotAllowed, "MethodNotAllowed")
 export const ConflictWire = wire(Conflict, "Conflict")

@@ -9,11 +9,11 @@ import { Cause, Context, Effect, Either, Option } from "effect"
 import { Identity } from "../auth/Identity.js"
 import { isAdmin, type Principal } from "../auth/Principal.js"
 import { Labs } from "../labs/Labs.js"
-import { AdminLimits, type Limits, PLAN_LIMITS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
+import { AdminLimits, bindingWindow, type Limits, PLAN_LIMITS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
 import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
-import { CurrentRequest, type Identified, newRequestId } from "./RequestContext.js"
+import { type CountedWindows, CurrentRequest, type Identified, newRequestId } from "./RequestContext.js"
 import type { RouteTable } from "./RouteTable.js"
-import { bodyTooLarge, MAX_BODY_BYTES } from "./BodyLimit.js"
+import { bodyLimitFor, bodyTooLarge, WEBHOOK_PATH } from "./BodyLimit.js"
 
 /** `/v1/...` is an alias of `/api/v1/...` (spec 9). */
 const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?") ? `/api${url}` : url)
@@ -21,7 +21,7 @@ const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined
 
-const WEBHOOKS = "/api/webhooks/"
+const WEBHOOKS = WEBHOOK_PATH
 
 /** Bodies are JSON (spec 4.1); a missing Content-Type is read as JSON. Webhooks may also be form-encoded (GitHub's default). */
 const isAcceptedBody = (request: HttpServerRequest.HttpServerRequest) => {
@@ -35,7 +35,7 @@ const errorResponse = (tag: ErrorTag, message: string, headers: Record<string, s
   return HttpServerResponse.unsafeJson(body, { status: body.error.status, headers })
 }
 
-const tooLarge = () => errorResponse("PayloadTooLarge", `the request body exceeds ${MAX_BODY_BYTES} bytes`)
+const tooLarge = (limit: number) => errorResponse("PayloadTooLarge", `the request body exceeds ${limit} bytes`)
 
 const decodeMessage = (error: HttpApiError.HttpApiDecodeError): string => {
   // an optional field reports its own failure and then "Expected undefined": keep the first
@@ -120,25 +120,32 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const webhook = url.startsWith(WEBHOOKS)
 
         const serve = (identified: Identified, decision: RateDecision) => {
-          const headers = commonHeaders(requestId, decision)
+          // windows the handlers count (a lab's budget, …): the headers describe whichever binds
+          const counted: CountedWindows = { labs: new Set(), decisions: [] }
           const answer = (response: HttpServerResponse.HttpServerResponse) =>
-            Effect.succeed(HttpServerResponse.setHeaders(response, headers))
+            Effect.succeed(
+              HttpServerResponse.setHeaders(
+                response,
+                commonHeaders(requestId, counted.decisions.length === 0 ? decision : bindingWindow(decision, counted.decisions))
+              )
+            )
           if (!decision.allowed) {
             return answer(
               errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
             )
           }
-          if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return answer(tooLarge())
+          const bodyLimit = bodyLimitFor(url)
+          if (Number(request.headers["content-length"] ?? 0) > bodyLimit) return answer(tooLarge(bodyLimit))
           if (hasBody(request) && !isAcceptedBody(request)) {
             return answer(errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json"))
           }
           const routed = Effect.locally(
             request === original ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request),
             CurrentRequest,
-            { id: requestId, identity: identified }
+            { id: requestId, identity: identified, counted }
           )
           // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
-          const finish = (response: HttpServerResponse.HttpServerResponse) => answer(bodyTooLarge(original) ? tooLarge() : response)
+          const finish = (response: HttpServerResponse.HttpServerResponse) => answer(bodyTooLarge(original) ? tooLarge(bodyLimit) : response)
           return Effect.matchCauseEffect(routed, {
             onFailure: (cause) => Effect.flatMap(toErrorResponse(routes, requestId)(cause), finish),
             onSuccess: finish

@@ -1,6 +1,7 @@
 import { Effect, Either, FiberRef, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Principal } from "../auth/Principal.js"
+import type { RateDecision } from "../ratelimit/RateLimits.js"
 import type { Unauthorized } from "./Errors.js"
 
 /**
@@ -9,11 +10,24 @@ import type { Unauthorized } from "./Errors.js"
  */
 export type Identified = Either.Either<Option.Option<Principal>, Unauthorized>
 
+/**
+ * Rate windows counted while a request is served, beside the credential's (a
+ * lab's budget, a lab's forced syncs, a webhook sender's failures): the global
+ * middleware reports the one that binds. Made fresh for each request.
+ */
+export interface CountedWindows {
+  /** Labs whose budget this request was already charged to (once per lab per request). */
+  readonly labs: Set<string>
+  readonly decisions: Array<RateDecision>
+}
+
 /** The request being served, set once by the global middleware for everything downstream. */
 export interface RequestContext {
   /** `req_<id>`, also sent as X-Request-Id. */
   readonly id: string
   readonly identity: Identified
+  /** Absent outside a request (a background fiber): nothing is reported then. */
+  readonly counted?: CountedWindows
 }
 
 export const CurrentRequest = FiberRef.unsafeMake<RequestContext>({ id: "req_none", identity: Either.right(Option.none()) })
@@ -25,3 +39,9 @@ let counter = 0
 export const newRequestId = (): string => `req_${processPrefix}${(counter++).toString(36).padStart(6, "0")}`
 
 export const requestId: Effect.Effect<string> = Effect.map(FiberRef.get(CurrentRequest), (request) => request.id)
+
+/** Report a window counted for this request, so its headers (and Retry-After) can describe it. */
+export const reportWindow = (decision: RateDecision): Effect.Effect<void> =>
+  Effect.map(FiberRef.get(CurrentRequest), (request) => {
+    request.counted?.decisions.push(decision)
+  })

@@ -1,7 +1,9 @@
-import { Effect, Option } from "effect"
+import { Effect, FiberRef, Option } from "effect"
 import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
-import { Conflict, Forbidden, NotFound } from "../http/Errors.js"
+import { Conflict, Forbidden, NotFound, RateLimited } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
+import { CurrentRequest } from "../http/RequestContext.js"
+import { PLAN_LIMITS, RateLimits } from "../ratelimit/RateLimits.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { CreateLab, Lab } from "./Lab.js"
 import { LabsRepo } from "./LabsRepo.js"
@@ -13,9 +15,10 @@ const CACHE_MILLIS = 60_000
 const PLAN_RANK: Record<Plan, number> = { free: 0, pro: 1, team: 2 }
 
 export class Labs extends Effect.Service<Labs>()("Labs", {
-  dependencies: [LabsRepo.Default],
+  dependencies: [LabsRepo.Default, RateLimits.Default],
   effect: Effect.gen(function* () {
     const repo = yield* LabsRepo
+    const rateLimits = yield* RateLimits
     const cache = new Map<string, { readonly lab: Lab; readonly at: number }>()
 
     const remember = (lab: Lab) => {
@@ -46,9 +49,34 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
         )
       })
 
-    /** `authorize` for the principal of the current request. */
-    const access = (ref: string, access: Access) =>
-      Effect.flatMap(CurrentPrincipal, (principal) => authorize(principal, ref, access))
+    /**
+     * Count the current request against the lab's plan budget (its per-minute
+     * and per-day windows), once per lab per request, whichever of its
+     * credentials sends it: minting keys buys nothing. Over it: 429.
+     */
+    const chargeBudget = (lab: Lab): Effect.Effect<void, RateLimited> =>
+      Effect.flatMap(FiberRef.get(CurrentRequest), ({ counted }) => {
+        if (counted === undefined || counted.labs.has(lab.id)) return Effect.void
+        counted.labs.add(lab.id)
+        return Effect.flatMap(rateLimits.consume(`lab:${lab.id}`, PLAN_LIMITS[lab.plan]), (decision) => {
+          counted.decisions.push(decision)
+          if (decision.allowed) return Effect.void
+          return Effect.fail(
+            new RateLimited({
+              message: `lab ${lab.slug} is over its plan's rate limit of ${decision.limit} requests, shared by all its credentials; retry in ${decision.retryAfter} s`
+            })
+          )
+        })
+      })
+
+    /**
+     * `authorize` for the principal of the current request, charged to the
+     * lab's budget (the operator's requests count against its own limit only).
+     */
+    const access = (ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden | RateLimited, CurrentPrincipal> =>
+      Effect.flatMap(CurrentPrincipal, (principal) =>
+        Effect.tap(authorize(principal, ref, access), (lab) => (isAdmin(principal) ? Effect.void : chargeBudget(lab)))
+      )
 
     /** The plan the principal's limits follow: the highest of the labs its scopes name. */
     const planOf = (principal: Principal) =>

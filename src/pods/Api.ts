@@ -3,7 +3,7 @@ import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { BadGatewayWire, ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { BadGatewayWire, ConflictWire, ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
 import { CreatePod, Pod, PodAction, PodStatus } from "./Pod.js"
 
@@ -48,7 +48,11 @@ export class PodsApi extends HttpApiGroup.make("pods")
       .setPayload(PodAction)
       .addSuccess(Envelope(Pod), { status: 202 })
       .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "202 with `starting` (or `running` when it already runs). Safe to repeat.")
+      .addError(QuotaExceededWire)
+      .annotate(
+        OpenApi.Summary,
+        "202 with `starting` (or `running` when it already runs). Safe to repeat. 403 quota_exceeded past the plan's running pods."
+      )
   )
   .add(
     HttpApiEndpoint.post("stop", "/pods/:podId/stop")

@@ -5,6 +5,7 @@ import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
 import { Scheduler } from "../experiments/Scheduler.js"
 import { BadGateway, Conflict, NotFound } from "../http/Errors.js"
+import { Quotas } from "../quotas/Quotas.js"
 import { type CreatePod, type Pod, PodMachine, type PodStatus } from "./Pod.js"
 import { type Observed, PodProvider, type ProviderPod } from "./PodProvider.js"
 import { type PodFilter, PodsRepo } from "./PodsRepo.js"
@@ -36,13 +37,14 @@ const providerPod = (pod: Pod): ProviderPod => ({
  * stopped_at, cost_per_hour): uptime and costs are computed from them.
  */
 export class Pods extends Effect.Service<Pods>()("Pods", {
-  dependencies: [PodsRepo.Default, ActivityRepo.Default, Scheduler.Default],
+  dependencies: [PodsRepo.Default, ActivityRepo.Default, Scheduler.Default, Quotas.Default],
   scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* PodsRepo
     const activity = yield* ActivityRepo
     const provider = yield* PodProvider
     const scheduler = yield* Scheduler
+    const quotas = yield* Quotas
     const scope = yield* Effect.scope
     const locks = new Map<string, Effect.Semaphore>()
 
@@ -253,12 +255,15 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
               activity.record({ labId, kind: "pod.start", ref: id, actor, message, data: { from: pod.status } })
             if (pod.status === "stopping") {
               if (pod.desiredStatus !== "running") {
+                // it will start again once stopped: it needs a slot now (quota: QUOTA_RUNNING_PODS)
+                yield* quotas.runningPods(labId, id)
                 yield* repo.update(id, { desiredStatus: "running" })
                 yield* record(`Asked pod ${pod.name} to start again once it has stopped`)
               }
               return { pod: yield* mustFind(labId, id), launched: false }
             }
             yield* transition(`pod ${id}`, PodMachine, pod.status, "starting")
+            yield* quotas.runningPods(labId, id)
             yield* repo.update(id, { status: "starting", desiredStatus: "running", exitCode: null, lastError: null })
             yield* record(`Starting pod ${pod.name}`)
             return { pod: yield* mustFind(labId, id), launched: true }

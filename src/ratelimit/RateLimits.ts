@@ -39,7 +39,7 @@ type WindowResult = { readonly allowed: boolean; readonly limit: number; readonl
  * A store that can count at once, without a round trip: the memory store
  * (layers/RateLimitStore.ts) offers it beside its RateLimiterStore face, over
  * the same counters. Answers `[count, ttl]` as the store's `fixedWindow` does
- * for one token in the calendar window of `windowMillis` that `now` falls in.
+ * for `tokens` (default 1) in the calendar window of `windowMillis` that `now` falls in.
  */
 export class FixedWindowCounter extends Context.Tag("FixedWindowCounter")<
   FixedWindowCounter,
@@ -48,81 +48,115 @@ export class FixedWindowCounter extends Context.Tag("FixedWindowCounter")<
       key: string,
       limit: number,
       windowMillis: number,
-      now: number
+      now: number,
+      tokens?: number
     ) => readonly [count: number, ttl: number]
   }
 >() {}
 
-const MINUTE_MILLIS = 60_000
+export const MINUTE_MILLIS = 60_000
 const DAY_MILLIS = 86_400_000
 
-/** Counts requests per account in a per-minute and a per-day window. */
+/** Counts requests per account in a per-minute and a per-day window, and anything else in windows of its own. */
 export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
   effect: Effect.gen(function* () {
     const limiter = yield* RateLimiter.RateLimiter
 
-    /** Count one request in this account's window of this length (a calendar window: see layers/RateLimitStore.ts). */
-    const window = (key: string, limit: number, length: Duration.Duration): Effect.Effect<RateDecision> =>
+    /** Count tokens in this key's window of this length (a calendar window: see layers/RateLimitStore.ts). */
+    const viaLimiter = (key: string, limit: number, lengthMillis: number, tokens: number): Effect.Effect<RateDecision> =>
       Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        limiter.consume({ key, limit, window: length, algorithm: "fixed-window", onExceeded: "fail" }).pipe(
-          // the store measured the time left a moment after `now`: now + left is the window's end, or a hair before it
-          Effect.map((r): WindowResult => ({ allowed: true, limit, remaining: r.remaining, end: now + Duration.toMillis(r.resetAfter) })),
-          Effect.catchTag("RateLimiterError", (e) =>
-            e.reason === "Exceeded"
-              ? Effect.succeed<WindowResult>({ allowed: false, limit, remaining: 0, end: now + Duration.toMillis(e.retryAfter) })
-              : // A broken store must not take the API down: let the request through, and say so in the log.
-                Effect.as(Effect.logWarning("rate limit store failed; request allowed", e), {
-                  allowed: true,
-                  limit,
-                  remaining: limit,
-                  end: windowEnd(now, Duration.toMillis(length))
-                })
-          ),
-          Effect.map((w) => decision(w, now))
-        )
+        limiter
+          .consume({ key, limit, window: Duration.millis(lengthMillis), algorithm: "fixed-window", onExceeded: "fail", tokens })
+          .pipe(
+            // the store measured the time left a moment after `now`: now + left is the window's end, or a hair before it
+            Effect.map((r): WindowResult => ({ allowed: true, limit, remaining: r.remaining, end: now + Duration.toMillis(r.resetAfter) })),
+            Effect.catchTag("RateLimiterError", (e) =>
+              e.reason === "Exceeded"
+                ? Effect.succeed<WindowResult>({ allowed: false, limit, remaining: 0, end: now + Duration.toMillis(e.retryAfter) })
+                : // A broken store must not take the API down: let the request through, and say so in the log.
+                  Effect.as(Effect.logWarning("rate limit store failed; request allowed", e), {
+                    allowed: true,
+                    limit,
+                    remaining: limit,
+                    end: windowEnd(now, lengthMillis)
+                  })
+            ),
+            Effect.map((w) => decision(w, now))
+          )
       )
 
-    const viaLimiter = (account: string, limits: Limits) =>
+    const bothViaLimiter = (account: string, limits: Limits) =>
       Effect.gen(function* () {
-        const minute = yield* window(`${account}:minute`, limits.perMinute, Duration.minutes(1))
+        const minute = yield* viaLimiter(`${account}:minute`, limits.perMinute, MINUTE_MILLIS, 1)
         if (!minute.allowed) return minute
-        const day = yield* window(`${account}:day`, limits.perDay, Duration.days(1))
+        const day = yield* viaLimiter(`${account}:day`, limits.perDay, DAY_MILLIS, 1)
         if (!day.allowed) return day
         return binding(minute, day)
       })
 
     // Every request passes here: with a counter that answers at once, count in place of the RateLimiter's round of effects.
     const counter = Option.getOrUndefined(yield* Effect.serviceOption(FixedWindowCounter))
-    const atOnce = (counter: FixedWindowCounter["Type"], account: string, limits: Limits, now: number) => {
-      const count = (key: string, limit: number, length: number): RateDecision | undefined => {
-        // as the RateLimiter sizes it: window / limit per token, times the limit
-        const windowMillis = Math.round((length / limit) * limit)
-        if (limit < 1 || !Number.isSafeInteger(windowMillis) || windowMillis < 1) return undefined
-        const [used, ttl] = counter.fixedWindow(key, limit, windowMillis, now)
-        const allowed = used <= limit
-        return decision({ allowed, limit, remaining: allowed ? limit - used : 0, end: now + ttl }, now)
-      }
-      const minute = count(`${account}:minute`, limits.perMinute, MINUTE_MILLIS)
-      if (!minute || !minute.allowed) return minute
-      const day = count(`${account}:day`, limits.perDay, DAY_MILLIS)
-      if (!day || !day.allowed) return day
-      return binding(minute, day)
+    const atOnce = (
+      counter: FixedWindowCounter["Type"],
+      key: string,
+      limit: number,
+      length: number,
+      tokens: number,
+      now: number
+    ): RateDecision | undefined => {
+      // as the RateLimiter sizes it: window / limit per token, times the limit
+      const windowMillis = Math.round((length / limit) * limit)
+      if (limit < 1 || !Number.isSafeInteger(windowMillis) || windowMillis < 1) return undefined
+      const [used, ttl] = counter.fixedWindow(key, limit, windowMillis, now, tokens)
+      const allowed = used <= limit
+      return decision({ allowed, limit, remaining: allowed ? limit - used : 0, end: now + ttl }, now)
     }
 
+    /** One request of this account, in its minute's and its day's window. */
     const consume = (account: string, limits: Limits): Effect.Effect<RateDecision> =>
       counter === undefined
-        ? viaLimiter(account, limits)
+        ? bothViaLimiter(account, limits)
         : Effect.clockWith((clock) => {
-            const answer = atOnce(counter, account, limits, clock.unsafeCurrentTimeMillis())
-            return answer ? Effect.succeed(answer) : viaLimiter(account, limits)
+            const now = clock.unsafeCurrentTimeMillis()
+            const minute = atOnce(counter, `${account}:minute`, limits.perMinute, MINUTE_MILLIS, 1, now)
+            if (minute === undefined) return bothViaLimiter(account, limits)
+            if (!minute.allowed) return Effect.succeed(minute)
+            const day = atOnce(counter, `${account}:day`, limits.perDay, DAY_MILLIS, 1, now)
+            if (day === undefined) return bothViaLimiter(account, limits)
+            return Effect.succeed(day.allowed ? binding(minute, day) : day)
           })
 
-    return { consume }
+    /**
+     * Count `tokens` (default 1) in this key's calendar window of `lengthMillis`.
+     * With 0 tokens it only looks: `remaining` says how many are left.
+     */
+    const count = (key: string, limit: number, lengthMillis: number, tokens = 1): Effect.Effect<RateDecision> =>
+      counter === undefined
+        ? viaLimiter(key, limit, lengthMillis, tokens)
+        : Effect.clockWith((clock) => {
+            const answer = atOnce(counter, key, limit, lengthMillis, tokens, clock.unsafeCurrentTimeMillis())
+            return answer ? Effect.succeed(answer) : viaLimiter(key, limit, lengthMillis, tokens)
+          })
+
+    return { consume, count }
   })
 }) {}
 
 /** The window that binds is the one closer to its limit (the minute's on a tie). */
 const binding = (minute: RateDecision, day: RateDecision) => (day.remaining < minute.remaining ? day : minute)
+
+/**
+ * Of the windows a request was counted in, the one that binds: the first that
+ * refused it, else the one with the fewest requests left (the earlier on a tie).
+ */
+export const bindingWindow = (first: RateDecision, others: ReadonlyArray<RateDecision>): RateDecision => {
+  let bound = first
+  for (const other of others) {
+    if (!bound.allowed) return bound
+    if (!other.allowed || other.remaining < bound.remaining) bound = other
+  }
+  return bound
+}
 
 /** The end of the calendar window of this length that `now` falls in (Unix ms). */
 const windowEnd = (now: number, length: number) => (Math.floor(now / length) + 1) * length

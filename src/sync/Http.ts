@@ -1,9 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
-import { BadGateway } from "../http/Errors.js"
+import { bodyTooLarge, WEBHOOK_MAX_BODY_BYTES } from "../http/BodyLimit.js"
+import { BadGateway, PayloadTooLarge } from "../http/Errors.js"
 import { respondWith } from "../http/Envelope.js"
 import { Labs } from "../labs/Labs.js"
+import { Quotas } from "../quotas/Quotas.js"
 import { WebhookAnswer } from "./Api.js"
 import { Sync } from "./Sync.js"
 import { WebhookReceiver } from "./WebhookReceiver.js"
@@ -12,12 +14,13 @@ export const SyncHttp = HttpApiBuilder.group(Api, "sync", (handlers) =>
   Effect.gen(function* () {
     const labs = yield* Labs
     const sync = yield* Sync
+    const quotas = yield* Quotas
     return handlers
       .handle("status", ({ urlParams }) => Effect.flatMap(labs.access(urlParams.labId, "read"), (lab) => sync.status(lab.id)))
       .handle("link", ({ payload: { labId, ...input } }) => Effect.flatMap(labs.access(labId, "write"), (lab) => sync.link(lab.id, input)))
       .handle("pull", ({ payload }) =>
         Effect.flatMap(labs.access(payload.labId, "write"), (lab) =>
-          sync.syncNow(lab.id, Option.fromNullable(payload.subPath)).pipe(
+          Effect.zipRight(quotas.forcedSync(lab), sync.syncNow(lab.id, Option.fromNullable(payload.subPath))).pipe(
             Effect.catchTag("GitError", (e) => Effect.fail(new BadGateway({ message: `git: ${e.message}` })))
           )
         )
@@ -31,8 +34,16 @@ export const WebhooksHttp = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
     const receiver = yield* WebhookReceiver
     return handlers.handle("receive", ({ path, request }) =>
       Effect.gen(function* () {
-        const raw = yield* Effect.orDie(request.text)
-        const answer = yield* receiver.receive(path.host, request.headers, raw)
+        const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+        yield* receiver.admit(address)
+        const answer = yield* Effect.gen(function* () {
+          // read under the webhook body limit (BodyLimit.ts): past it the bytes are dropped, not kept
+          const body = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
+          if (bodyTooLarge(request)) {
+            return yield* new PayloadTooLarge({ message: `the request body exceeds ${WEBHOOK_MAX_BODY_BYTES} bytes` })
+          }
+          return yield* receiver.receive(path.host, request.headers, body)
+        }).pipe(Effect.tapError(() => receiver.failed(address)))
         return answer.action === "queued" ? yield* respondWith(WebhookAnswer, answer, 202) : answer
       })
     )

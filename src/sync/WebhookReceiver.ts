@@ -1,10 +1,23 @@
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { SecretBox } from "../common/SecretBox.js"
-import { NotFound, PreconditionFailed, Unauthorized, ValidationError } from "../http/Errors.js"
+import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationError } from "../http/Errors.js"
+import { reportWindow } from "../http/RequestContext.js"
+import { MINUTE_MILLIS, RateLimits } from "../ratelimit/RateLimits.js"
 import { repoKeyOf } from "./RepoLink.js"
 import { SyncRepo } from "./SyncRepo.js"
 import { SyncSupervisor } from "./SyncSupervisor.js"
-import { deliveryIdOf, eventOf, type GitHost, isGitHost, pushedBranchesOf, repositoryOf, verifySignature } from "./Webhooks.js"
+import {
+  deliveryIdOf,
+  documentOf,
+  eventOf,
+  type GitHost,
+  isGitHost,
+  pushedBranchesOf,
+  repositoryIn,
+  type RepositoryIdentity,
+  verifySignature,
+  WebhookFailureLimit
+} from "./Webhooks.js"
 
 /** The receiver's answer (bare, like the other sync bodies). */
 export interface WebhookAnswer {
@@ -16,49 +29,72 @@ export interface WebhookAnswer {
   readonly reason?: string
 }
 
-const parsePayload = (contentType: string | undefined, raw: string): Effect.Effect<unknown, ValidationError> =>
-  Effect.try({
-    try: (): unknown => {
-      // GitHub's default content type sends the JSON as the form field `payload`
-      if (contentType?.startsWith("application/x-www-form-urlencoded")) {
-        const payload = new URLSearchParams(raw).get("payload")
-        if (payload === null) throw new Error("no payload field")
-        return JSON.parse(payload)
-      }
-      return JSON.parse(raw)
-    },
-    catch: () => new ValidationError({ message: "the webhook body is not a JSON payload" })
-  })
+const notJson = () => new ValidationError({ message: "the webhook body is not a JSON payload" })
+
 
 /**
- * POST /api/webhooks/<git_host>: verify, deduplicate, enqueue, answer. It never
- * waits for git: the lab's worker pulls in the background.
+ * POST /api/webhooks/<git_host>: find the labs the delivery names (a lexical
+ * scan of the raw text), verify the signature over the raw bytes against their
+ * secrets, and only then parse the payload; deduplicate, enqueue, answer. It
+ * never waits for git: the lab's worker pulls in the background.
  */
 export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookReceiver", {
-  dependencies: [SyncRepo.Default, SyncSupervisor.Default],
+  dependencies: [SyncRepo.Default, SyncSupervisor.Default, RateLimits.Default],
   effect: Effect.gen(function* () {
     const repo = yield* SyncRepo
     const supervisor = yield* SyncSupervisor
     const box = yield* SecretBox
+    const rateLimits = yield* RateLimits
+    const failureLimit = yield* WebhookFailureLimit
 
-    const receive = (hostSegment: string, headers: Readonly<Record<string, string | undefined>>, raw: string) =>
+    const failuresOf = (address: string) => `webhook-failures:${address}`
+
+    /** 429 for an address that failed too often this minute; nothing of its body has been read yet. */
+    const admit = (address: string) =>
+      Effect.flatMap(rateLimits.count(failuresOf(address), failureLimit, MINUTE_MILLIS, 0), (window) =>
+        window.remaining > 0
+          ? Effect.void
+          : Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              const retryAfter = Math.max(1, Math.ceil(window.reset - now / 1000))
+              const message = `${failureLimit} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
+              return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new RateLimited({ message })))
+            })
+      )
+
+    /** Count a failed delivery against its address. */
+    const failed = (address: string) => Effect.asVoid(rateLimits.count(failuresOf(address), failureLimit, MINUTE_MILLIS))
+
+    /** The links of the labs whose repository the delivery names. */
+    const candidates = (identity: RepositoryIdentity) => {
+      const keys = identity.urls.flatMap((url) => {
+        try {
+          return [repoKeyOf(url)]
+        } catch {
+          return []
+        }
+      })
+      const names = identity.fullNames.length > 0 ? identity.fullNames.map(Option.some) : [Option.none<string>()]
+      return Effect.map(
+        Effect.forEach(names, (name) => repo.linksMatching(keys, name)),
+        (found) => [...new Map(found.flat().map((link) => [link.labId, link])).values()]
+      )
+    }
+
+    const receive = (hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
       Effect.gen(function* () {
         if (!isGitHost(hostSegment)) {
           return yield* new NotFound({ message: `unknown git host ${hostSegment}: use github, gitlab, gitea, forgejo or bitbucket` })
         }
         const host: GitHost = hostSegment
-        const payload = yield* parsePayload(headers["content-type"], raw)
-        const repository = repositoryOf(host, payload)
-        const keys = repository.urls.flatMap((url) => {
-          try {
-            return [repoKeyOf(url)]
-          } catch {
-            return []
-          }
-        })
-        const links = yield* repo.linksMatching(keys, Option.fromNullable(repository.fullName))
+        const document = documentOf(headers["content-type"], Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"))
+        if (document === undefined) return yield* notJson()
+        const identity = repositoryIn(host, document)
+        if (!identity.json) return yield* notJson()
+        const links = yield* candidates(identity)
         if (links.length === 0) {
-          return yield* new NotFound({ message: `no lab is linked to ${repository.fullName ?? repository.urls[0] ?? "this repository"}` })
+          return yield* new NotFound({
+            message: `no lab is linked to ${identity.fullNames[0] ?? identity.urls[0] ?? "this repository"}`
+          })
         }
         const withSecret = links.filter((l) => l.webhookSecretSealed !== null)
         if (withSecret.length === 0) {
@@ -69,11 +105,13 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         const verified = yield* Effect.filter(withSecret, (link) =>
           Effect.map(
             Effect.option(box.open(link.webhookSecretSealed ?? "")),
-            (secret) => Option.isSome(secret) && verifySignature(host, headers, raw, secret.value)
+            (secret) => Option.isSome(secret) && verifySignature(host, headers, body, secret.value)
           )
         )
         if (verified.length === 0) return yield* new Unauthorized({ message: "the webhook signature does not match the secret" })
 
+        // signed by a lab's secret: now the payload may be parsed
+        const payload = yield* Effect.try({ try: (): unknown => JSON.parse(document), catch: notJson })
         const event = eventOf(host, headers)
         const labs = verified.map((l) => l.labId)
         if (event === "ping") return answer("ping", "pong", labs)
@@ -82,7 +120,7 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         const branches = pushedBranchesOf(host, payload)
         const targets = verified.filter((l) => branches.includes(l.defaultBranch))
         if (targets.length === 0) return answer("push", "ignored", labs, "not a push to the default branch")
-        const deliveryId = deliveryIdOf(host, headers, raw)
+        const deliveryId = deliveryIdOf(host, headers, body)
         const queued: Array<string> = []
         for (const link of targets) {
           if (yield* repo.firstDelivery(host, deliveryId, link.labId)) {
@@ -93,7 +131,7 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         return queued.length > 0 ? answer("push", "queued", queued) : answer("push", "duplicate", targets.map((l) => l.labId))
       })
 
-    return { receive }
+    return { admit, failed, receive }
   })
 }) {}
 

@@ -1,27 +1,41 @@
+import { Context } from "effect"
 import { createHash, createHmac } from "node:crypto"
 import { safeEqual } from "../auth/Secrets.js"
+import { type KeyPath, scanJsonStrings } from "./JsonScan.js"
 
 /**
  * The push webhooks of the git hosts this service understands: how each names
  * the event, the delivery and the repository, and how it signs the body.
- * Pure functions over headers and the raw body.
+ * Pure functions over headers and the raw body: signatures are computed over
+ * the body's bytes as they arrived.
  */
 export const GIT_HOSTS = ["github", "gitlab", "gitea", "forgejo", "bitbucket"] as const
 export type GitHost = (typeof GIT_HOSTS)[number]
 
 export const isGitHost = (s: string): s is GitHost => GIT_HOSTS.some((h) => h === s)
 
+/**
+ * Failed deliveries one client address may make in a calendar minute; past
+ * them, 429 before the body is read (WEBHOOK_FAILURES_PER_MINUTE).
+ */
+export class WebhookFailureLimit extends Context.Tag("WebhookFailureLimit")<WebhookFailureLimit, number>() {}
+
+export const DEFAULT_WEBHOOK_FAILURES_PER_MINUTE = 10
+
 type Headers = Readonly<Record<string, string | undefined>>
 
 export type HookEvent = "push" | "ping" | "other"
 
-const hmacHex = (secret: string, body: string) => createHmac("sha256", secret).update(body, "utf8").digest("hex")
+/** A body as received (bytes), or as text (UTF-8). */
+export type RawBody = string | Uint8Array
+
+const hmacHex = (secret: string, body: RawBody) => createHmac("sha256", secret).update(body).digest("hex")
 
 const stripPrefix = (value: string | undefined, prefix: string) =>
   value === undefined ? undefined : value.startsWith(prefix) ? value.slice(prefix.length) : undefined
 
 /** Does the delivery carry this secret's signature (constant-time compare)? */
-export const verifySignature = (host: GitHost, headers: Headers, rawBody: string, secret: string): boolean => {
+export const verifySignature = (host: GitHost, headers: Headers, rawBody: RawBody, secret: string): boolean => {
   switch (host) {
     case "gitlab":
       return headers["x-gitlab-token"] !== undefined && safeEqual(headers["x-gitlab-token"], secret)
@@ -40,7 +54,7 @@ export const verifySignature = (host: GitHost, headers: Headers, rawBody: string
   }
 }
 
-const matches = (signature: string | undefined, secret: string, rawBody: string) =>
+const matches = (signature: string | undefined, secret: string, rawBody: RawBody) =>
   signature !== undefined && safeEqual(signature.toLowerCase(), hmacHex(secret, rawBody))
 
 export const eventOf = (host: GitHost, headers: Headers): HookEvent => {
@@ -58,7 +72,7 @@ export const eventOf = (host: GitHost, headers: Headers): HookEvent => {
 }
 
 /** The delivery id (the same on a redelivery); the body's hash when the host sends none. */
-export const deliveryIdOf = (host: GitHost, headers: Headers, rawBody: string): string =>
+export const deliveryIdOf = (host: GitHost, headers: Headers, rawBody: RawBody): string =>
   ({
     github: headers["x-github-delivery"],
     gitlab: headers["x-gitlab-event-uuid"] ?? headers["idempotency-key"],
@@ -78,29 +92,57 @@ const get = (value: unknown, ...path: ReadonlyArray<string>): unknown => {
 
 const str = (value: unknown): string | undefined => (typeof value === "string" && value.length > 0 ? value : undefined)
 
-/** How the payload names its repository: clone URLs, and `owner/name`. */
-export const repositoryOf = (host: GitHost, payload: unknown): { readonly urls: ReadonlyArray<string>; readonly fullName: string | undefined } => {
-  switch (host) {
-    case "gitlab":
-      return {
-        urls: [get(payload, "project", "git_http_url"), get(payload, "project", "web_url"), get(payload, "repository", "git_http_url")]
-          .map(str)
-          .filter((u): u is string => u !== undefined),
-        fullName: str(get(payload, "project", "path_with_namespace"))
-      }
-    case "bitbucket":
-      return {
-        urls: [str(get(payload, "repository", "links", "html", "href"))].filter((u): u is string => u !== undefined),
-        fullName: str(get(payload, "repository", "full_name"))
-      }
-    default:
-      return {
-        urls: [get(payload, "repository", "clone_url"), get(payload, "repository", "html_url")]
-          .map(str)
-          .filter((u): u is string => u !== undefined),
-        fullName: str(get(payload, "repository", "full_name"))
-      }
+/** Where each host's payload names its repository: clone or web URLs, and `owner/name`. */
+const IDENTITY: Record<"github" | "gitlab" | "bitbucket", { readonly urls: ReadonlyArray<KeyPath>; readonly names: ReadonlyArray<KeyPath> }> = {
+  github: {
+    urls: [["repository", "clone_url"], ["repository", "html_url"]],
+    names: [["repository", "full_name"]]
+  },
+  gitlab: {
+    urls: [["project", "git_http_url"], ["project", "web_url"], ["repository", "git_http_url"]],
+    names: [["project", "path_with_namespace"]]
+  },
+  bitbucket: {
+    urls: [["repository", "links", "html", "href"]],
+    names: [["repository", "full_name"]]
   }
+}
+
+export interface RepositoryIdentity {
+  readonly urls: ReadonlyArray<string>
+  /** `owner/name` as the payload spells it (a payload repeating the key gives several). */
+  readonly fullNames: ReadonlyArray<string>
+  /** Whether the text is a JSON object at all. */
+  readonly json: boolean
+}
+
+/**
+ * How the payload's text names its repository, read by a lexical scan
+ * (JsonScan.ts): nothing is parsed before the signature is verified.
+ */
+export const repositoryIn = (host: GitHost, text: string): RepositoryIdentity => {
+  const shape = IDENTITY[host === "gitlab" || host === "bitbucket" ? host : "github"]
+  const scan = scanJsonStrings(text, [...shape.urls, ...shape.names])
+  const at = (paths: ReadonlyArray<KeyPath>) => paths.flatMap((p) => scan.values.get(p.join("/")) ?? [])
+  return { urls: at(shape.urls), fullNames: at(shape.names), json: scan.object }
+}
+
+/**
+ * The JSON text of a delivery: the body, or for GitHub's form encoding
+ * (`application/x-www-form-urlencoded`) its `payload` field, percent-decoded.
+ * Undefined when a form has no such field or it does not decode.
+ */
+export const documentOf = (contentType: string | undefined, text: string): string | undefined => {
+  if (!contentType?.startsWith("application/x-www-form-urlencoded")) return text
+  for (const field of text.split("&")) {
+    if (!field.startsWith("payload=")) continue
+    try {
+      return decodeURIComponent(field.slice("payload=".length).replace(/\+/g, " "))
+    } catch {
+      return undefined
+    }
+  }
+  return undefined
 }
 
 /** The branches a push moved (Bitbucket can move several in one delivery). */

@@ -443,6 +443,61 @@ describe("API keys", () => {
   })
 })
 
+describe("revoking a key revokes the keys it created", () => {
+  it("revokes children and grandchildren at once, even while they are cached; siblings and the creator's creator stay", async () => {
+    const stolen = await createKey(server, adminKey(), { name: "stolen", scopes: ["lab:alpha:rw"] })
+    const sibling = await createKey(server, adminKey(), { name: "sibling", scopes: ["lab:alpha:rw"] })
+    const child = await createKey(server, stolen.key, { name: "child", scopes: ["lab:alpha:rw"] })
+    const otherChild = await createKey(server, stolen.key, { name: "other child", scopes: ["lab:alpha:r"] })
+    const grandchild = await createKey(server, child.key, { name: "grandchild", scopes: ["lab:alpha:r"] })
+    const descendants = [child, otherChild, grandchild]
+    // each used, so any cache of verified keys holds it
+    for (const key of [stolen, sibling, ...descendants]) expect((await me(server, key.key)).id).toBe(key.id)
+
+    const revoked = await data(await server.request("DELETE", `/api/v1/auth/keys?id=${stolen.id}`, { token: adminKey() }), ApiKey)
+    expect(revoked.revokedAt).toBeInstanceOf(Date)
+
+    for (const key of [stolen, ...descendants]) {
+      await expectError(await server.request("GET", "/api/v1/me", { token: key.key }), 401, "unauthorized")
+      await expectError(await server.request("GET", `/api/v1/tasks?labId=${alpha.id}`, { token: key.key }), 401, "unauthorized")
+      await expectError(
+        await server.request("POST", "/api/v1/auth/keys", { token: key.key, json: { name: "heir", scopes: ["lab:alpha:r"] } }),
+        401,
+        "unauthorized"
+      )
+    }
+    // the listing says so, for each of them
+    const listed = new Map((await listKeys(server, adminKey())).map((k) => [k.id, k]))
+    for (const key of descendants) expect(listed.get(key.id)?.revokedAt, key.name).toBeInstanceOf(Date)
+    expect(listed.get(sibling.id)?.revokedAt).toBeNull()
+    expect((await me(server, sibling.key)).id).toBe(sibling.id)
+  })
+
+  it("revokes what a key created when the key revokes one of its own children", async () => {
+    const parent = await createKey(server, adminKey(), { name: "parent", scopes: ["lab:alpha:rw"] })
+    const child = await createKey(server, parent.key, { name: "child", scopes: ["lab:alpha:rw"] })
+    const grandchild = await createKey(server, child.key, { name: "grandchild", scopes: ["lab:alpha:r"] })
+    expect((await me(server, grandchild.key)).id).toBe(grandchild.id)
+    await data(await server.request("DELETE", `/api/v1/auth/keys?id=${child.id}`, { token: parent.key }), ApiKey)
+    await expectError(await server.request("GET", "/api/v1/me", { token: grandchild.key }), 401, "unauthorized")
+    expect((await me(server, parent.key)).id).toBe(parent.id)
+  })
+
+  it("refuses a key minted by an already revoked key (as another replica, still trusting its cache, could have)", async () => {
+    const parent = await createKey(server, adminKey(), { name: "parent", scopes: ["lab:alpha:rw"] })
+    await data(await server.request("DELETE", `/api/v1/auth/keys?id=${parent.id}`, { token: adminKey() }), ApiKey)
+    // the replica's insert lands after the revocation: written here as that replica's statement would
+    const secret = `lsk_minted_by_a_revoked_key_${Date.now()}`
+    await server.sql((sql) =>
+      sql`INSERT INTO api_keys (id, name, prefix, secret_hash, scopes, created_by, created_at)
+          VALUES (${`key_late${Date.now()}`}, 'late child', ${secret.slice(0, 12)}, ${sha256Hex(secret)},
+                  ${JSON.stringify(["lab:alpha:rw"])}::jsonb, ${parent.id}, now())`
+    )
+    await expectError(await server.request("GET", "/api/v1/me", { token: secret }), 401, "unauthorized")
+    await expectError(await server.request("GET", `/api/v1/tasks?labId=${alpha.id}`, { token: secret }), 401, "unauthorized")
+  })
+})
+
 describe("GET /labs", () => {
   it("lists only the labs a key's scopes name; the admin sees all", async () => {
     expect(await labSlugsSeenBy(server, adminKey())).toEqual(expect.arrayContaining(["alpha", "beta", "gamma"]))

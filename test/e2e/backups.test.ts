@@ -33,7 +33,7 @@ const SearchResult = Schema.Struct({ kind: Schema.String, ref: Schema.String })
 
 const PATH = "/api/v1/backups"
 /** Tables a snapshot leaves out. */
-const NOT_ARCHIVED = ["backups", "outbox", "webhook_deliveries", "search_documents", "search_queue"]
+const NOT_ARCHIVED = ["backups", "outbox", "webhook_deliveries", "search_documents", "search_queue", "lab_usage"]
 /**
  * Archived, but a restore merges (activity, pod sessions: history) or keeps
  * (pods: live compute) them, so they are checked apart; lab_repos is checked

@@ -248,7 +248,7 @@ describe("plan limits", () => {
 })
 
 describe("accounts", () => {
-  it("counts each key on its own: a second key of the same lab is not limited with the first", async () => {
+  it("counts requests that name no lab per key: a second key of the same lab is not limited with the first", async () => {
     const lab = await createLab("free")
     const first = await createKey(lab.slug)
     const second = await createKey(lab.slug)
@@ -295,6 +295,80 @@ describe("accounts", () => {
     const keyed = await requestFrom("127.0.0.2", "/api/v1/me", { authorization: `Bearer ${key}` })
     await data(keyed, Me)
     expect(rate(keyed)).toMatchObject({ limit: 60, remaining: 59 })
+  })
+})
+
+/** A request about the lab (GET /tasks?labId=…) with this key, expecting 200; returns the rate headers. */
+const tasks = async (token: string, labId: string) => {
+  const response = await server.request("GET", `/api/v1/tasks?labId=${labId}`, { token })
+  await json(response)
+  expect(response.status).toBe(200)
+  return rate(response)
+}
+
+describe("a lab's budget", () => {
+  it("binds every credential of the lab: minting another key buys nothing", async () => {
+    const lab = await createLab("free")
+    const first = await createKey(lab.slug)
+    const second = await createKey(lab.slug)
+    await roomInWindow(20_000)
+
+    for (let i = 0; i < 60; i++) await tasks(i % 2 === 0 ? first : second, lab.slug)
+
+    // the lab has spent its minute: any of its keys, and a brand-new one, is refused about it
+    const fresh = await createKey(lab.slug)
+    for (const key of [first, second, fresh]) {
+      const before = Date.now()
+      const limited = await server.request("GET", `/api/v1/tasks?labId=${lab.slug}`, { token: key })
+      const after = Date.now()
+      const headers = await expectLimited(limited, 60)
+      expectWindowEnd(headers, before, after)
+      expect(await expectError(await server.request("POST", "/api/v1/tasks", { token: key, json: { labId: lab.id, title: "x" } }), 429, "rate_limited")).toMatch(
+        new RegExp(lab.slug)
+      )
+    }
+    const listed = await json(await server.request("GET", `/api/v1/tasks?labId=${lab.slug}`, { token: server.adminKey }))
+    expect(listed).toMatchObject({ data: [] })
+
+    // requests that name no lab still count per key
+    expect(await me(fresh)).toMatchObject({ limit: 60 })
+  })
+
+  it("reports whichever window binds: the lab's when it has fewer requests left than the key's", async () => {
+    const lab = await createLab("free")
+    const busy = await createKey(lab.slug)
+    const quiet = await createKey(lab.slug)
+    await roomInWindow(10_000)
+    for (let i = 0; i < 10; i++) await tasks(busy, lab.slug)
+    // the quiet key's own window has 59 left, the lab's 49
+    expect(await tasks(quiet, lab.slug)).toMatchObject({ limit: 60, remaining: 49 })
+    // a request naming no lab is the key's alone
+    expect(await me(quiet)).toMatchObject({ limit: 60, remaining: 58 })
+  })
+
+  it("counts a key on several labs against the lab each request names", async () => {
+    const free = await createLab("free")
+    const pro = await createLab("pro")
+    const both = await createKey(free.slug, pro.slug)
+    const freeOnly = await createKey(free.slug)
+    await roomInWindow(10_000)
+    for (let i = 0; i < 30; i++) await tasks(freeOnly, free.slug)
+    // free has 29 left after this one, pro 299, the key itself (on the pro plan) 298 after two
+    expect(await tasks(both, free.slug)).toMatchObject({ limit: 60, remaining: 29 })
+    expect(await tasks(both, pro.slug)).toMatchObject({ limit: 300, remaining: 298 })
+  })
+
+  it("is not spent by requests it refuses: another lab's key, or the operator", async () => {
+    const lab = await createLab("free")
+    const other = await createLab("free")
+    const own = await createKey(lab.slug)
+    const stranger = await createKey(other.slug)
+    await roomInWindow(10_000)
+    for (let i = 0; i < 5; i++) {
+      await expectError(await server.request("GET", `/api/v1/tasks?labId=${lab.slug}`, { token: stranger }), 403, "forbidden")
+      await json(await server.request("GET", `/api/v1/tasks?labId=${lab.slug}`, { token: server.adminKey }))
+    }
+    expect(await tasks(own, lab.slug)).toMatchObject({ limit: 60, remaining: 59 })
   })
 })
 

@@ -127,6 +127,35 @@ describe("rate limits in Redis", () => {
     }
   })
 
+  it.skipIf(!redisUp)(`counts a lab's requests from two keys on two servers against the lab's one budget${skipReason}`, async () => {
+    const first = await sharedKey()
+    const lab = first.scopes[0]?.split(":")[1] ?? ""
+    const second = await data(
+      await a.request("POST", "/api/v1/auth/keys", { token: a.adminKey, json: { name: "second", scopes: [`lab:${lab}:rw`] } }),
+      CreatedApiKey,
+      201
+    )
+    created.push(second.id)
+    await copyRow(a, b, "api_keys", second.id)
+    const labId = (await data(await a.request("GET", "/api/v1/labs?limit=100", { token: a.adminKey }), Schema.Array(Lab))).find(
+      (l) => l.slug === lab
+    )?.id
+    created.push(`lab:${labId}`)
+    await roomInWindow(15_000)
+
+    const tasks = (server: TestServer, token: string) => server.request("GET", `/api/v1/tasks?labId=${lab}`, { token })
+    for (let i = 0; i < 30; i++) expect((await tasks(a, first.key)).status).toBe(200)
+    const seen: Array<number> = []
+    for (let i = 0; i < 30; i++) seen.push(rate(await tasks(b, second.key)).remaining)
+    // the second key's own window has 59 … 30 left; the lab's, counted on both servers, 29 … 0 binds
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => 29 - i))
+    for (const [server, key] of [[a, second.key], [b, first.key]] as const) {
+      const limited = await tasks(server, key)
+      await expectError(limited, 429, "rate_limited")
+      expect(rate(limited)).toEqual({ limit: 60, remaining: 0 })
+    }
+  })
+
   it.skipIf(!redisUp).each([
     ["free", 60],
     ["pro", 300],

@@ -8,9 +8,15 @@ import {
   hostOfRepo,
   isGitHost,
   pushedBranchesOf,
-  repositoryOf,
+  repositoryIn,
   verifySignature
 } from "../../src/sync/Webhooks.js"
+
+/** The identity the receiver reads from a payload's text (a lexical scan: see JsonScan.ts). */
+const repositoryOf = (host: GitHost, payload: unknown) => {
+  const identity = repositoryIn(host, JSON.stringify(payload) ?? "")
+  return { urls: identity.urls, fullName: identity.fullNames[0] }
+}
 
 // Headers arrive as node gives them: lower-case names.
 
@@ -191,7 +197,7 @@ describe("deliveryIdOf", () => {
   })
 })
 
-describe("repositoryOf", () => {
+describe("repositoryIn", () => {
   it("github: clone_url, html_url and full_name", () => {
     const payload = {
       ref: "refs/heads/main",
