@@ -13,7 +13,7 @@ import { AdminLimits, bindingWindow, type Limits, PLAN_LIMITS, type RateDecision
 import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
 import { type CountedWindows, CurrentRequest, type Identified, newRequestId } from "./RequestContext.js"
 import type { RouteTable } from "./RouteTable.js"
-import { bodyLimitFor, bodyTooLarge, WEBHOOK_PATH } from "./BodyLimit.js"
+import { bodyLimitFor, bodyTooLarge, MAX_BODY_BYTES, WEBHOOK_PATH } from "./BodyLimit.js"
 
 /** `/v1/...` is an alias of `/api/v1/...` (spec 9). */
 const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?") ? `/api${url}` : url)
@@ -135,7 +135,8 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
             )
           }
           const bodyLimit = bodyLimitFor(url)
-          if (Number(request.headers["content-length"] ?? 0) > bodyLimit) return answer(tooLarge(bodyLimit))
+          // a webhook's own limit is the receiver's to apply (it counts the failure against the sender)
+          if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return answer(tooLarge(MAX_BODY_BYTES))
           if (hasBody(request) && !isAcceptedBody(request)) {
             return answer(errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json"))
           }

@@ -2,7 +2,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
 import { bodyTooLarge, WEBHOOK_MAX_BODY_BYTES } from "../http/BodyLimit.js"
-import { BadGateway, PayloadTooLarge } from "../http/Errors.js"
+import { BadGateway, PayloadTooLarge, ValidationError } from "../http/Errors.js"
 import { respondWith } from "../http/Envelope.js"
 import { Labs } from "../labs/Labs.js"
 import { Quotas } from "../quotas/Quotas.js"
@@ -35,15 +35,19 @@ export const WebhooksHttp = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
     return handlers.handle("receive", ({ path, request }) =>
       Effect.gen(function* () {
         const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+        // an address sending what no git host sends is refused before its body is read
         yield* receiver.admit(address)
-        const answer = yield* Effect.gen(function* () {
-          // read under the webhook body limit (BodyLimit.ts): past it the bytes are dropped, not kept
-          const body = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
-          if (bodyTooLarge(request)) {
-            return yield* new PayloadTooLarge({ message: `the request body exceeds ${WEBHOOK_MAX_BODY_BYTES} bytes` })
-          }
-          return yield* receiver.receive(path.host, request.headers, body)
-        }).pipe(Effect.tapError(() => receiver.failed(address)))
+        const tooLarge = new PayloadTooLarge({ message: `the request body exceeds ${WEBHOOK_MAX_BODY_BYTES} bytes` })
+        // a declared length over the limit is refused unread; a streamed body is read under the limit (BodyLimit.ts):
+        // past it the bytes are dropped, not kept
+        const read = Number(request.headers["content-length"] ?? 0) > WEBHOOK_MAX_BODY_BYTES
+          ? Effect.fail(tooLarge)
+          : request.arrayBuffer.pipe(
+              Effect.mapError(() => new ValidationError({ message: "the webhook body could not be read" })),
+              Effect.filterOrFail(() => !bodyTooLarge(request), () => tooLarge)
+            )
+        const body = yield* Effect.tapError(read, () => receiver.failed(address))
+        const answer = yield* receiver.receive(address, path.host, request.headers, new Uint8Array(body))
         return answer.action === "queued" ? yield* respondWith(WebhookAnswer, answer, 202) : answer
       })
     )

@@ -47,22 +47,31 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
     const rateLimits = yield* RateLimits
     const failureLimit = yield* WebhookFailureLimit
 
-    const failuresOf = (address: string) => `webhook-failures:${address}`
+    /**
+     * Failures are counted per client address while a delivery names no repository (a body over the limit, not
+     * JSON, no repository in it: a git host never sends those), and per address and repository once it does (no
+     * lab, no secret, a wrong signature). Git hosts deliver every repository's hooks from a few shared addresses:
+     * a tenant whose own hook keeps failing must not get those addresses throttled for every other lab.
+     */
+    const failuresOf = (address: string, repository?: string) =>
+      repository === undefined ? `webhook-failures:${address}` : `webhook-failures:${address}:${repository}`
 
-    /** 429 for an address that failed too often this minute; nothing of its body has been read yet. */
-    const admit = (address: string) =>
-      Effect.flatMap(rateLimits.count(failuresOf(address), failureLimit, MINUTE_MILLIS, 0), (window) =>
+    /** 429 for an address (or an address and repository) that failed too often this minute. */
+    const admit = (address: string, repository?: string) =>
+      Effect.flatMap(rateLimits.count(failuresOf(address, repository), failureLimit, MINUTE_MILLIS, 0), (window) =>
         window.remaining > 0
           ? Effect.void
           : Effect.flatMap(Clock.currentTimeMillis, (now) => {
               const retryAfter = Math.max(1, Math.ceil(window.reset - now / 1000))
-              const message = `${failureLimit} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
+              const what = repository === undefined ? "from this address" : `for ${repository} from this address`
+              const message = `${failureLimit} failed webhook deliveries ${what} this minute; retry in ${retryAfter} s`
               return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new RateLimited({ message })))
             })
       )
 
-    /** Count a failed delivery against its address. */
-    const failed = (address: string) => Effect.asVoid(rateLimits.count(failuresOf(address), failureLimit, MINUTE_MILLIS))
+    /** Count a failed delivery. */
+    const failed = (address: string, repository?: string) =>
+      Effect.asVoid(rateLimits.count(failuresOf(address, repository), failureLimit, MINUTE_MILLIS))
 
     /** The links of the labs whose repository the delivery names. */
     const candidates = (identity: RepositoryIdentity) => {
@@ -80,7 +89,8 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
       )
     }
 
-    const receive = (hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
+    /** What a delivery is about, read without parsing it: its host, its JSON text, the repository it names. */
+    const identify = (hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
       Effect.gen(function* () {
         if (!isGitHost(hostSegment)) {
           return yield* new NotFound({ message: `unknown git host ${hostSegment}: use github, gitlab, gitea, forgejo or bitbucket` })
@@ -90,6 +100,34 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         if (document === undefined) return yield* notJson()
         const identity = repositoryIn(host, document)
         if (!identity.json) return yield* notJson()
+        const named = identity.fullNames[0] ?? identity.urls[0]
+        if (named === undefined) return yield* new NotFound({ message: "the payload names no repository" })
+        return { host, document, identity, repository: named.toLowerCase() }
+      })
+
+    /**
+     * Receive a delivery from `address`. A failure before it names a repository counts against the address; after,
+     * against the address and that repository (see failuresOf).
+     */
+    const receive = (address: string, hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
+      Effect.gen(function* () {
+        const delivery = yield* Effect.tapError(identify(hostSegment, headers, body), () => failed(address))
+        yield* admit(address, delivery.repository)
+        return yield* Effect.tapError(
+          forRepository(delivery.host, headers, body, delivery.document, delivery.identity),
+          () => failed(address, delivery.repository)
+        )
+      })
+
+    /** The rest of a delivery that names a repository: its labs, their secrets, the signature, then the payload. */
+    const forRepository = (
+      host: GitHost,
+      headers: Readonly<Record<string, string | undefined>>,
+      body: Uint8Array,
+      document: string,
+      identity: RepositoryIdentity
+    ) =>
+      Effect.gen(function* () {
         const links = yield* candidates(identity)
         if (links.length === 0) {
           return yield* new NotFound({

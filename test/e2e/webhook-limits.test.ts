@@ -177,22 +177,50 @@ describe("the signature", () => {
 })
 
 describe("failed deliveries", () => {
-  it("after 10 in a minute from one address, answer 429 with Retry-After before the body is read", async () => {
+  it("what no git host sends (over the limit, not JSON, no repository): after 10 in a minute from one address, 429 before the body is read", async () => {
     await roomInWindow(20_000)
-    const body = ping()
-    for (let i = 0; i < 10; i++) {
-      const answer = await deliver("127.0.0.4", body, pingHeaders(body, `sha256=${"1".repeat(64)}`))
-      expect(answer.status).toBe(401)
-    }
+    const garbage = Buffer.from("this is not a webhook")
+    for (let i = 0; i < 5; i++) expect((await deliver("127.0.0.4", garbage, { "x-github-event": "push" })).status).toBe(422)
+    const over = ping(MiB + 10_000)
+    for (let i = 0; i < 5; i++) expect((await deliver("127.0.0.4", over, pingHeaders(over))).status).toBe(413)
     // the 11th: its body never completes, and the answer comes anyway
     const held = await deliver("127.0.0.4", bigPush(2 * MiB), { "x-github-event": "push" }, { hold: true, timeoutMillis: 5_000 })
     expect(held.status).toBe(429)
-    expect(codeOf(held)).toMatchObject({ code: "rate_limited", message: expect.stringMatching(/failed webhook deliveries/) })
+    expect(codeOf(held)).toMatchObject({ code: "rate_limited", message: expect.stringMatching(/failed webhook deliveries from this address/) })
     expect(Number(held.headers["retry-after"])).toBeGreaterThan(0)
     expect(Number(held.headers["retry-after"])).toBeLessThanOrEqual(60)
     // even a good one waits for the minute to end; another address is not concerned
+    const body = ping()
     expect((await deliver("127.0.0.4", body, pingHeaders(body))).status).toBe(429)
     expect((await deliver("127.0.0.5", body, pingHeaders(body))).status).toBe(200)
+  })
+
+  it("for a repository (a wrong signature, say): counted per address and repository, so a git host's shared address keeps serving other labs", async () => {
+    await roomInWindow(20_000)
+    const other = await data(
+      await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug: "hooks-other", name: "other", plan: "team" } }),
+      Lab,
+      201
+    )
+    const otherRepo = "https://git.example.org/acme/other.git"
+    await server.sql((sql) =>
+      sql`INSERT INTO lab_repos (lab_id, repo, repo_key, default_branch, auto_push, created_at, updated_at)
+          VALUES (${other.id}, ${otherRepo}, 'git.example.org/acme/other', 'main', false, now(), now())`
+    )
+    const created = await server.request("POST", "/api/v1/sync/secret", { token: server.adminKey, json: { labId: other.id } })
+    const otherSecret = Schema.decodeUnknownSync(WebhookSecretResult)(await created.json()).secret ?? ""
+
+    // a tenant's hook with a wrong secret, delivered from the git host's address
+    const body = ping()
+    for (let i = 0; i < 10; i++) expect((await deliver("127.0.0.6", body, pingHeaders(body, `sha256=${"1".repeat(64)}`))).status).toBe(401)
+    const throttled = await deliver("127.0.0.6", body, pingHeaders(body))
+    expect(throttled.status).toBe(429)
+    expect(codeOf(throttled).message).toMatch(/for acme\/hooks from this address/)
+    // another lab's delivery from the same address goes through
+    const otherPing = Buffer.from(`{"zen":"z","hook_id":2,"repository":{"full_name":"acme/other","clone_url":"${otherRepo}"}}`)
+    const signature = `sha256=${createHmac("sha256", otherSecret).update(otherPing).digest("hex")}`
+    const pong = await deliver("127.0.0.6", otherPing, { "x-github-event": "ping", "x-hub-signature-256": signature })
+    expect(pong.status, pong.body).toBe(200)
   })
 })
 
