@@ -21,6 +21,7 @@ import { type Fixture, startFixture, waitFor } from "../support/LabFixture.js"
 import { data, expectError, json, page } from "../support/http.js"
 import { roomInWindow } from "../support/RateWindows.js"
 import { put, userOf } from "./sync-support.js"
+import { diskGit } from "../support/DiskGit.js"
 
 const TEAM = { apiKeys: 4, runningPods: 1, storedBytes: 8_000, backupsKept: 2, forcedSyncsPerMinute: 2 }
 
@@ -33,7 +34,7 @@ beforeAll(async () => {
   gitRoot = await mkdtemp(join(tmpdir(), "lab-quotas-"))
   fx = await startFixture("quota", {
     quotas: { ...DEFAULT_QUOTAS, team: TEAM },
-    git: { kind: "disk", root: gitRoot, timeoutMillis: 10_000 }
+    git: diskGit(gitRoot, 10_000)
   })
 }, 120_000)
 afterAll(async () => {
