@@ -1,5 +1,6 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Schema } from "effect"
+import { ResourceId, Timestamp } from "../common/Schemas.js"
 import { ValidationError } from "./Errors.js"
 import type { Page } from "./Envelope.js"
 
@@ -8,7 +9,7 @@ import type { Page } from "./Envelope.js"
  * (created_at, id), so rows inserted during a walk neither shift nor repeat
  * the rows already seen. The cursor is the opaque position of the last row.
  */
-export const Cursor = Schema.Struct({ createdAt: Schema.Date, id: Schema.String })
+export const Cursor = Schema.Struct({ createdAt: Timestamp, id: ResourceId })
 export type Cursor = typeof Cursor.Type
 
 /** An opaque cursor: the position, as base64url JSON. */
