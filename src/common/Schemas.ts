@@ -52,7 +52,8 @@ export const Timestamp = Schema.transformOrFail(Schema.String, Schema.DateFromSe
     if (time < EARLIEST_TIME || time > LATEST_TIME) return ParseResult.fail(new ParseResult.Type(ast, text, OUT_OF_RANGE))
     return ParseResult.succeed(date)
   },
-  encode: (date) => ParseResult.succeed(date.toISOString())
+  encode: (date, _, ast) =>
+    Number.isNaN(date.getTime()) ? ParseResult.fail(new ParseResult.Type(ast, date, "is an invalid date")) : ParseResult.succeed(date.toISOString())
 }).annotations({
   identifier: "Timestamp",
   description: "ISO 8601 date and time, years 0001-9999",

@@ -16,7 +16,7 @@ export interface ExperimentFilter extends PageQuery {
 }
 
 /** Metric points are listed in the order they were appended; the cursor is the last position seen. */
-export const MetricCursor = cursorFromString(Schema.Struct({ seq: Schema.Number }))
+export const MetricCursor = cursorFromString(Schema.Struct({ seq: Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER)) }))
 
 const MetricRow = Schema.Struct({ ...MetricPoint.fields, seq: Schema.Number }).pipe(Schema.typeSchema)
 const MetricRows = Schema.Array(MetricRow)
