@@ -41,9 +41,9 @@ const fieldOf = (path: ReadonlyArray<string | number>): string => {
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** The first problem of a parsed JSON body, as a message naming the field, or undefined when it is acceptable. */
-export const jsonProblem = (body: unknown): string | undefined => {
-  const path: Array<string | number> = []
+/** The first problem of a parsed JSON body (or of the JSON at `under`), as a message naming the field, or undefined. */
+export const jsonProblem = (body: unknown, under: ReadonlyArray<string> = []): string | undefined => {
+  const path: Array<string | number> = [...under]
   const visit = (value: unknown, depth: number): string | undefined => {
     if (typeof value === "string") {
       const problem = problemWith(value)
@@ -112,12 +112,15 @@ export const urlProblem = (url: string, routes: RouteTable): string | undefined 
 }
 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i
 
-const hasJsonBody = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return false
-  if (Number(request.headers["content-length"] ?? 0) === 0 && request.headers["transfer-encoding"] === undefined) return false
+/** The kind of body the request carries that the check reads (the global middleware refuses other types). */
+const bodyKind = (request: HttpServerRequest.HttpServerRequest): "json" | "form" | undefined => {
+  if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return undefined
+  if (Number(request.headers["content-length"] ?? 0) === 0 && request.headers["transfer-encoding"] === undefined) return undefined
   const type = request.headers["content-type"]
-  return type === undefined || JSON_TYPE.test(type)
+  if (type === undefined || JSON_TYPE.test(type)) return "json"
+  return FORM_TYPE.test(type) ? "form" : undefined
 }
 
 const parse = (text: string): unknown => {
@@ -130,6 +133,27 @@ const parse = (text: string): unknown => {
 }
 
 /**
+ * A form-encoded body (webhooks may send one): every field is a string, and a
+ * field holding JSON (GitHub's `payload`) is checked as JSON under its name.
+ */
+export const formProblem = (text: string): string | undefined => {
+  for (const [key, value] of new URLSearchParams(text)) {
+    const keyProblem = problemWith(key)
+    if (keyProblem !== undefined) return `${printable(key)}: the field name ${keyProblem}`
+    const trimmed = value.trimStart()
+    const json = trimmed.startsWith("{") || trimmed.startsWith("[") ? parse(value) : undefined
+    if (json !== undefined) {
+      const problem = jsonProblem(json, [key])
+      if (problem !== undefined) return problem
+      continue
+    }
+    const problem = problemWith(value)
+    if (problem !== undefined) return `${printable(key)}: ${problem}`
+  }
+  return undefined
+}
+
+/**
  * The check as an effect on the request in context: fails with a 422 naming
  * the field. The body is read with `request.text`, which the request caches, so
  * the route reads the same text again without touching the socket: this must
@@ -139,12 +163,13 @@ export const makeInputCheck = (routes: RouteTable): Effect.Effect<void, Validati
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const inUrl = urlProblem(request.url, routes)
     if (inUrl !== undefined) return Effect.fail(new ValidationError({ message: inUrl }))
-    if (!hasJsonBody(request)) return Effect.void
+    const kind = bodyKind(request)
+    if (kind === undefined) return Effect.void
     return request.text.pipe(
       // a body that cannot be read is the route's to report (413 past the limit, 422 when cut)
       Effect.orElseSucceed(() => ""),
       Effect.flatMap((text) => {
-        const problem = text === "" ? undefined : jsonProblem(parse(text))
+        const problem = text === "" ? undefined : kind === "json" ? jsonProblem(parse(text)) : formProblem(text)
         return problem === undefined ? Effect.void : Effect.fail(new ValidationError({ message: problem }))
       })
     )

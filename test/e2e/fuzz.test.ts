@@ -74,7 +74,8 @@ const check = async (fx: Fixture, req: FuzzRequest) => {
     method: req.method,
     headers: {
       ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
-      ...(req.body === undefined ? {} : { "content-type": req.contentType ?? "application/json" })
+      ...(req.body === undefined ? {} : { "content-type": req.contentType ?? "application/json" }),
+      ...req.headers
     },
     body: req.body,
     signal: AbortSignal.timeout(30_000)

@@ -3,6 +3,7 @@
  * cannot hold, times outside years 1-9999) are 422 naming the field on every
  * route, on PGlite and (with E2E_DATABASE_URL) on PostgreSQL alike.
  */
+import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MAX_JSON_DEPTH } from "../../src/http/InputCheck.js"
 import { Task } from "../../src/tasks/Task.js"
@@ -113,5 +114,33 @@ describe("times", () => {
     for (const cursor of [forge({ createdAt: "99999-01-01T00:00:00.000Z", id: "task_x" }), forge({ createdAt: "2024-01-01T00:00:00.000Z", id: "task_\u0000" })]) {
       await expectInvalid(await fx.server.request("GET", withQuery("/api/v1/tasks", { labId: fx.lab.id, cursor }), { token: fx.writer }), "cursor")
     }
+  })
+})
+
+describe("bodies other than JSON, and requests node cannot parse", () => {
+  it("checks a form-encoded webhook body, and the JSON in its payload field", async () => {
+    const payload = JSON.stringify({ ref: "refs/heads/main", repository: { full_name: "lab/\u0000" } })
+    const response = await fx.server.request("POST", "/api/webhooks/github", {
+      body: `payload=${encodeURIComponent(payload)}`,
+      headers: { "content-type": "application/x-www-form-urlencoded", "x-github-event": "push" }
+    })
+    await expectInvalid(response, "payload.repository.full_name: must not contain NUL")
+  })
+
+  it("answers a URL over node's 16 KiB header limit, and a request that is not HTTP, in the envelope", async () => {
+    const long = await fetch(`${fx.server.baseUrl}/api/v1/tasks?labId=${"x".repeat(20_000)}`)
+    expect({ status: long.status, body: await long.json() }).toMatchObject({ status: 431, body: { error: { code: "headers_too_large", status: 431 } } })
+    const { port } = new URL(fx.server.baseUrl)
+    const raw = await new Promise<string>((resolve, reject) => {
+      let answer = ""
+      const socket = connect(Number(port), "127.0.0.1", () => socket.write("NOT HTTP AT ALL\r\n\r\n"))
+      socket.on("data", (chunk) => (answer += chunk.toString()))
+      socket.on("end", () => resolve(answer))
+      socket.on("error", reject)
+    })
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /)
+    expect(JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4))).toEqual({
+      error: { code: "bad_request", message: "the request is not valid HTTP/1.1", status: 400 }
+    })
   })
 })

@@ -28,6 +28,7 @@ export interface FuzzRequest {
   /** The raw body and its content type, if any. */
   readonly body?: string
   readonly contentType?: string
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 /** What the fuzzer knows of the fixture: the labs and an existing resource per path segment (`agents` → agent_…). */
@@ -209,6 +210,37 @@ const hostileCursor: fc.Arbitrary<string> = fc
   )
   .map((position) => Buffer.from(JSON.stringify(position) ?? "null").toString("base64url"))
 
+/** A git host's push, with hostile names in it, as JSON or as GitHub's form-encoded `payload`. */
+const webhookBody: fc.Arbitrary<{ body: string; contentType: string; headers: Record<string, string> }> = fc
+  .record({
+    name: fc.oneof(hostileString, fc.constant("lab/repo")),
+    url: fc.oneof(hostileString, fc.constant("https://example.org/lab/repo.git")),
+    ref: fc.oneof(hostileString, fc.constant("refs/heads/main")),
+    form: fc.boolean(),
+    event: fc.constantFrom("push", "ping", "issues", "Push Hook", "repo:push")
+  })
+  .map(({ name, url, ref, form, event }) => {
+    const json = JSON.stringify({
+      ref,
+      after: "0".repeat(40),
+      repository: { full_name: name, clone_url: url, html_url: url },
+      project: { path_with_namespace: name, git_http_url: url },
+      push: { changes: [{ new: { name: ref, target: { hash: "0".repeat(40) } } }] }
+    })
+    const headers = {
+      "x-github-event": event,
+      "x-gitlab-event": event,
+      "x-gitea-event": event,
+      "x-event-key": event,
+      "x-github-delivery": "fuzz-delivery",
+      "x-hub-signature-256": `sha256=${"0".repeat(64)}`,
+      "x-gitlab-token": "fuzz"
+    }
+    return form
+      ? { body: `payload=${encodeURIComponent(json)}`, contentType: "application/x-www-form-urlencoded", headers }
+      : { body: json, contentType: "application/json", headers }
+  })
+
 // ---------------------------------------------------------------------------
 // requests
 
@@ -304,7 +336,7 @@ export const request = (op: Operation, context: Context): fc.Arbitrary<FuzzReque
       { weight: 1, arbitrary: hostileCursor.map((cursor) => ({ ...q, labId: context.labIds[0], cursor })) }
     ).map((m) => (isRecord(m) ? m : {}))
   )
-  const body: fc.Arbitrary<{ body?: string; contentType?: string }> = Option.match(op.payload, {
+  const payload: fc.Arbitrary<{ body?: string; contentType?: string; headers?: Record<string, string> }> = Option.match(op.payload, {
     // fetch sends no body with a GET
     onNone: () =>
       op.method === "GET"
@@ -322,6 +354,8 @@ export const request = (op: Operation, context: Context): fc.Arbitrary<FuzzReque
   })
   // unauthenticated requests share the free plan's 60 a minute: a few are enough
   const token = fc.constantFrom<FuzzRequest["token"]>("admin", "admin", "admin", "admin", "admin", "writer", "writer", "writer", "reader", "none")
+  // the webhook receiver reads its raw body: give it git hosts' payloads too
+  const body = op.id === "webhooks.receive" ? fc.oneof(payload, webhookBody) : payload
   return fc.record({ path, query, body, token }).map(({ path, query, body, token }) => {
     const search = queryString(query)
     return { operation: op.id, method: op.method, url: search === "" ? path : `${path}?${search}`, token, ...body }
