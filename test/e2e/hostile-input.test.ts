@@ -102,6 +102,11 @@ describe("times", () => {
     )
   })
 
+  it("refuses a day of year 0 (standups), as it refuses times before year 1", async () => {
+    await expectInvalid(await fx.post("/api/v1/standups", { labId: fx.lab.id, date: "0000-01-01", done: ["x"] }), "date: must be a day from 0001-01-01")
+    await expectInvalid(await fx.get("/api/v1/standups", { labId: fx.lab.id, from: "0000-12-31" }), "from: must be a day from 0001-01-01")
+  })
+
   it("accepts the ends of the range", async () => {
     const response = await fx.post("/api/v1/auth/keys", { name: "k", scopes: [`lab:${fx.lab.slug}:r`], expiresAt: "9999-12-31T23:59:59Z" }, fx.admin)
     expect(response.status).toBe(201)

@@ -262,12 +262,14 @@ const queryString = (params: Record<string, unknown>) =>
     )
     .join("&")
 
+const GIT_HOSTS = ["github", "gitlab", "gitea", "forgejo", "bitbucket"]
+
 const pathValue = (op: Operation, context: Context) => {
   const resource = op.path.split("/")[3] ?? ""
-  const known = context.existing[resource]
+  const known = op.id === "webhooks.receive" ? fc.constantFrom(...GIT_HOSTS) : fc.constant(context.existing[resource] ?? "missing_0000000000000000")
   return fc.oneof(
-    { weight: 3, arbitrary: known === undefined ? fc.constant("missing_0000000000000000") : fc.constant(known) },
-    { weight: 1, arbitrary: fc.constantFrom("github", "gitlab", "gitea", "forgejo", "bitbucket", "nope_0000000000000000") },
+    { weight: 3, arbitrary: known },
+    { weight: 1, arbitrary: fc.constantFrom(...GIT_HOSTS, "nope_0000000000000000") },
     { weight: 2, arbitrary: hostileString.filter((s) => s.length < 5_000).map(encodeSegment) },
     { weight: 1, arbitrary: fc.constantFrom("%ED%BF%BF", "%FF", "%2F..%2F", "..", ".", "%25", "ü", "%F0%9F%92%A5", "a;b", "a%3Fb", "%20") }
   )
