@@ -3,6 +3,7 @@
  * cannot hold, times outside years 1-9999) are 422 naming the field on every
  * route, on PGlite and (with E2E_DATABASE_URL) on PostgreSQL alike.
  */
+import { Schema } from "effect"
 import { connect } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { MAX_JSON_DEPTH } from "../../src/http/InputCheck.js"
@@ -119,6 +120,10 @@ describe("times", () => {
     for (const cursor of [forge({ createdAt: "99999-01-01T00:00:00.000Z", id: "task_x" }), forge({ createdAt: "2024-01-01T00:00:00.000Z", id: "task_\u0000" })]) {
       await expectInvalid(await fx.server.request("GET", withQuery("/api/v1/tasks", { labId: fx.lab.id, cursor }), { token: fx.writer }), "cursor")
     }
+    // every list's own cursor: the files list pages on paths, the metrics list on numbers
+    await expectInvalid(await fx.get("/api/v1/files", { labId: fx.lab.id, cursor: forge({ path: "/a\u0000" }) }), "cursor")
+    const experiment = await data(await fx.post("/api/v1/experiments", { labId: fx.lab.id, name: "cursor" }), Task.pipe(Schema.pick("id")), 201)
+    await expectInvalid(await fx.get(`/api/v1/experiments/${experiment.id}/metrics`, { labId: fx.lab.id, cursor: forge({ seq: 0.5 }) }), "cursor")
   })
 })
 
