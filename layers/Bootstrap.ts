@@ -15,7 +15,7 @@ const fileSecret = (dataDir: string, file: string, fromEnv: Option.Option<Redact
       Effect.tryPromise({
         try: async () => {
           const path = join(dataDir, file)
-          await mkdir(dataDir, { recursive: true })
+          await mkdir(dataDir, { recursive: true, mode: 0o700 })
           const existing = await readFile(path, "utf8").then((s) => s.trim(), () => "")
           if (existing) return { secret: Redacted.make(existing), path: Option.some(path), created: false }
           const secret = generate()

@@ -1,9 +1,30 @@
 import { Effect, Layer, Option } from "effect"
+import { chmod, mkdir, stat } from "node:fs/promises"
 import { join, resolve } from "node:path"
 import * as App from "./App.js"
 import * as Bootstrap from "./Bootstrap.js"
 import { AppConfig } from "./Config.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
+
+/**
+ * DATA_DIR holds the keys, the embedded database and the labs' repositories:
+ * they are the service user's alone. The umask (per process: PGlite's worker
+ * threads and git's child processes inherit it) makes everything created from
+ * here on 0700/0600; DATA_DIR itself is created 0700, or tightened to 0700 when
+ * an earlier start or the operator left it open to others.
+ */
+const privateDataDir = (dataDir: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      process.umask(0o077)
+      await mkdir(dataDir, { recursive: true, mode: 0o700 })
+      const { mode } = await stat(dataDir)
+      if ((mode & 0o077) === 0) return false
+      await chmod(dataDir, 0o700)
+      return true
+    },
+    catch: (cause) => new Error(`cannot create DATA_DIR ${dataDir} (mode 0700): ${String(cause)}`)
+  })
 
 /**
  * The deployment: settings from the environment (layers/Config.ts), PostgreSQL
@@ -14,6 +35,7 @@ export const MainLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const dataDir = resolve(config.dataDir)
+    if (yield* privateDataDir(dataDir)) yield* Effect.logWarning(`DATA_DIR ${dataDir} was open to other users: now 0700`)
     const admin = yield* Bootstrap.adminKey(dataDir, config.adminApiKey)
     const master = yield* Bootstrap.masterKey(dataDir, config.masterKey)
     if (admin.created) yield* Effect.logInfo(`generated the operator's admin key into ${Option.getOrElse(admin.path, () => "")}`)

@@ -15,7 +15,7 @@ import { NodeHttpServer, NodeMultipart, NodeStream } from "@effect/platform-node
 import { Cause, Chunk, Effect, Inspectable, Layer, Option, Runtime, Scope, Stream } from "effect"
 import type * as Http from "node:http"
 import type { ListenOptions } from "node:net"
-import { Readable } from "node:stream"
+import { type Duplex, Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
 import { errorBody } from "../src/http/Errors.js"
 import { newRequestId } from "../src/http/RequestContext.js"
@@ -281,6 +281,25 @@ const gateOf = (server: Http.Server): Gate => {
 
 const UNAVAILABLE_BODY = JSON.stringify(errorBody("ServiceUnavailable", "The service is shutting down; retry shortly."))
 
+/**
+ * node answers a request it cannot parse itself (431 for a request line and
+ * headers over its 16 KiB limit, 400 otherwise), with no body: answer those in
+ * the error envelope too, then close the connection as node does.
+ */
+const onClientError = (error: Error & { readonly code?: string }, socket: Duplex) => {
+  if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy()
+  const body = JSON.stringify(
+    error.code === "HPE_HEADER_OVERFLOW"
+      ? errorBody("HeadersTooLarge", "the request line and headers (the URL included) exceed 16 KiB")
+      : errorBody("BadRequest", "the request is not valid HTTP/1.1")
+  )
+  const status = error.code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : "400 Bad Request"
+  socket.end(
+    `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`
+  )
+}
+
 const make = (evaluate: () => Http.Server, options: ListenOptions) =>
   Effect.gen(function* () {
     const server = yield* Effect.acquireRelease(Effect.sync(evaluate), (server) =>
@@ -290,6 +309,7 @@ const make = (evaluate: () => Http.Server, options: ListenOptions) =>
       })
     )
     const gate = gateOf(server)
+    server.on("clientError", onClientError)
     // before the server's own release (finalizers run last first): close waits for every open request
     yield* Effect.addFinalizer(() => Effect.sync(gate.shutDown))
     yield* Effect.async<void, HttpServerError.ServeError>((resume) => {

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { existsSync } from "node:fs"
+import { chmod, readdir, stat } from "node:fs/promises"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 
@@ -42,7 +43,28 @@ const WORKER_FILE = new URL("./pglite-worker.mjs", import.meta.url)
  */
 export const start = async (dataDir: string | undefined): Promise<PgliteWorker> => {
   if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) await (await spawn(dataDir)).close()
-  return spawn(dataDir)
+  const worker = await spawn(dataDir)
+  if (dataDir !== undefined) await makePrivate(dataDir)
+  return worker
+}
+
+/**
+ * PGlite writes its initial data directory with modes of its own (0666 files
+ * whatever the umask) and rewrites pg_internal.init 0644 when it opens; the
+ * files PostgreSQL creates later are 0600. Once open, nothing in it is left
+ * readable by other users.
+ */
+const makePrivate = async (dir: string): Promise<void> => {
+  const { mode } = await stat(dir)
+  if ((mode & 0o077) !== 0) await chmod(dir, mode & 0o700)
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory()) await makePrivate(path)
+    else if (entry.isFile()) {
+      const file = await stat(path)
+      if ((file.mode & 0o077) !== 0) await chmod(path, file.mode & 0o700)
+    }
+  }
 }
 
 const spawn = (dataDir: string | undefined): Promise<PgliteWorker> =>

@@ -50,7 +50,7 @@ export const UpdateAgent = Body({
   status: Schema.optional(AgentStatus).annotations({
     description: "a transition of the lifecycle (409 when not allowed); the same status again changes nothing"
   }),
-  lastActiveAt: Schema.optional(Schema.Date).annotations({
+  lastActiveAt: Schema.optional(Timestamp).annotations({
     description: "ISO 8601; not in the future (a minute of clock skew is tolerated)"
   })
 }).annotations({ identifier: "UpdateAgent", description: "a retired agent cannot be changed" })

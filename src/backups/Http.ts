@@ -58,7 +58,8 @@ export const BackupsHttp = HttpApiBuilder.group(Api, "backups", (handlers) =>
       )
       .handle("download", ({ path, urlParams }) =>
         Effect.gen(function* () {
-          const lab = yield* labs.access(urlParams.labId, "read")
+          // the archive holds the lab's sealed secrets (git token, webhook secret): reading it is a write key's right
+          const lab = yield* labs.access(urlParams.labId, "write")
           const { backup, size, bytes } = yield* backups.download(lab.id, path.id)
           return HttpServerResponse.stream(bytes, {
             contentType: "application/gzip",

@@ -3,6 +3,7 @@ import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import type { Principal } from "../auth/Principal.js"
 import { newId } from "../common/Ids.js"
+import { References } from "../common/References.js"
 import { Agents } from "../agents/Agents.js"
 import type { Cursor } from "../http/Pagination.js"
 import type { Contribution, ContributorKind, RecordContribution } from "./Contribution.js"
@@ -12,12 +13,13 @@ import { type ContributionFilter, ContributionsRepo, type RecordedRow, type Summ
 export const kindOfPrincipal = (principal: Principal): ContributorKind => (principal.kind === "jwt" ? "user" : "credential")
 
 export class Contributions extends Effect.Service<Contributions>()("Contributions", {
-  dependencies: [ContributionsRepo.Default, ActivityRepo.Default, Agents.Default],
+  dependencies: [ContributionsRepo.Default, ActivityRepo.Default, Agents.Default, References.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ContributionsRepo
     const activity = yield* ActivityRepo
     const agents = yield* Agents
+    const references = yield* References
 
     const list = (labId: string, filter: ContributionFilter, cursor: Option.Option<Cursor>, limit: number) =>
       Effect.map(repo.list(labId, filter, cursor, limit), (rows) => {
@@ -45,11 +47,14 @@ export class Contributions extends Effect.Service<Contributions>()("Contribution
     /**
      * Record a contribution and its activity entry, credited to an agent of the
      * lab (422 when there is no such agent, 409 when it is retired; its
-     * lastActiveAt moves) or else to the caller.
+     * lastActiveAt moves) or else to the caller. A `ref` shaped like one of
+     * this service's ids must name a resource of the lab (422).
      */
     const record = (labId: string, principal: Principal, input: Omit<RecordContribution, "labId">) =>
       Effect.gen(function* () {
         const now = new Date()
+        // a ref with the shape of this service's ids (exp_…, paper_…) names a resource of the lab
+        yield* references.requireIfId(labId, "ref", input.ref)
         if (input.agentId !== undefined) {
           const agent = yield* agents.requireAgent(labId, input.agentId)
           yield* agents.touch(labId, agent.id, now)

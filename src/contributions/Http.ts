@@ -11,7 +11,9 @@ import { Contributions } from "./Contributions.js"
 import type { ContributionFilter } from "./ContributionsRepo.js"
 
 const ListCursor = cursorFromString(Cursor)
-const SummaryCursor = cursorFromString(Schema.Struct({ count: Schema.Number, contributor: Schema.String }))
+const SummaryCursor = cursorFromString(
+  Schema.Struct({ count: Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER)), contributor: Schema.String.pipe(Schema.maxLength(500)) })
+)
 const encodeListCursor = Schema.encodeSync(ListCursor)
 const encodeSummaryCursor = Schema.encodeSync(SummaryCursor)
 

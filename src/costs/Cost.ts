@@ -29,6 +29,6 @@ export type CostReport = typeof CostReport.Type
 
 export const CostQuery = Schema.Struct({
   labId: LabRef,
-  from: Schema.optional(Schema.Date).annotations({ description: "start (inclusive, ISO 8601); default: 00:00 UTC 29 days before `to`" }),
-  to: Schema.optional(Schema.Date).annotations({ description: "end (exclusive, ISO 8601); default now" })
+  from: Schema.optional(Timestamp).annotations({ description: "start (inclusive, ISO 8601); default: 00:00 UTC 29 days before `to`" }),
+  to: Schema.optional(Timestamp).annotations({ description: "end (exclusive, ISO 8601); default now" })
 })

@@ -124,7 +124,7 @@ export const MetricPointInput = Body({
   key: MetricKey,
   value: Schema.Number.pipe(Schema.finite()),
   step: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.between(0, Number.MAX_SAFE_INTEGER))),
-  timestamp: Schema.optional(Schema.Date).annotations({ description: "when it was measured; default now" })
+  timestamp: Schema.optional(Timestamp).annotations({ description: "when it was measured; default now" })
 })
 
 export const MAX_POINTS = 1_000
@@ -228,7 +228,7 @@ export const CreateExperimentCost = Body({
   category: CostCategory,
   source: Name(200),
   description: Schema.optionalWith(Text(2_000), { default: () => "" }),
-  incurredAt: Schema.optional(Schema.Date).annotations({ description: "default now" })
+  incurredAt: Schema.optional(Timestamp).annotations({ description: "default now" })
 }).annotations({ identifier: "CreateExperimentCost" })
 export type CreateExperimentCost = typeof CreateExperimentCost.Type
 
@@ -236,6 +236,6 @@ export const CostListParams = Schema.Struct({
   labId: LabRef,
   experimentId: Schema.optional(Id),
   category: Schema.optional(CostCategory),
-  from: Schema.optional(Schema.Date).annotations({ description: "only records incurred at or after this time (ISO 8601)" }),
-  to: Schema.optional(Schema.Date).annotations({ description: "only records incurred before this time (ISO 8601)" })
+  from: Schema.optional(Timestamp).annotations({ description: "only records incurred at or after this time (ISO 8601)" }),
+  to: Schema.optional(Timestamp).annotations({ description: "only records incurred before this time (ISO 8601)" })
 })

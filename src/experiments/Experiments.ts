@@ -2,6 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
+import { References } from "../common/References.js"
 import { transition } from "../common/StateMachine.js"
 import { addTo, totalsList } from "../costs/Money.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
@@ -29,7 +30,15 @@ const invalid = (message: string) => new ValidationError({ message })
 
 /** Experiments, their templates, queues, metrics and cost records: the business rules. */
 export class Experiments extends Effect.Service<Experiments>()("Experiments", {
-  dependencies: [ExperimentsRepo.Default, TemplatesRepo.Default, QueuesRepo.Default, CostsRepo.Default, ActivityRepo.Default, Scheduler.Default],
+  dependencies: [
+    ExperimentsRepo.Default,
+    TemplatesRepo.Default,
+    QueuesRepo.Default,
+    CostsRepo.Default,
+    ActivityRepo.Default,
+    Scheduler.Default,
+    References.Default
+  ],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* ExperimentsRepo
@@ -38,6 +47,7 @@ export class Experiments extends Effect.Service<Experiments>()("Experiments", {
     const costs = yield* CostsRepo
     const activity = yield* ActivityRepo
     const scheduler = yield* Scheduler
+    const references = yield* References
 
     const inTransaction = <A, E>(effect: Effect.Effect<A, E>) =>
       effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
@@ -50,7 +60,11 @@ export class Experiments extends Effect.Service<Experiments>()("Experiments", {
     const get = (labId: string, id: string) => Effect.flatMap(repo.find(labId, id), orNotFound("experiment", id))
     const lockedExperiment = (labId: string, id: string) =>
       Effect.flatMap(repo.findForUpdate(labId, id), orNotFound("experiment", id))
-    const getTemplate = (labId: string, id: string) => Effect.flatMap(templates.find(labId, id), orNotFound("template", id))
+    /** A resource a body names (templateId, queueId, experimentId): 422 naming the field when it is not in the lab. */
+    const named =
+      (field: string, what: string, id: string) =>
+      <A>(found: Option.Option<A>): Effect.Effect<A, ValidationError> =>
+        Option.isSome(found) ? Effect.succeed(found.value) : Effect.fail(invalid(`${field}: no ${what} ${id} in this lab`))
 
     const checkParams = (template: Option.Option<Template>, params: Readonly<Record<string, unknown>>) =>
       Option.match(template, {
@@ -59,18 +73,17 @@ export class Experiments extends Effect.Service<Experiments>()("Experiments", {
       })
 
     const checkProject = (labId: string, projectId: string | null | undefined) =>
-      projectId === null || projectId === undefined
-        ? Effect.void
-        : Effect.flatMap(repo.projectExists(labId, projectId), (exists) =>
-            Option.contains(exists, false) ? Effect.fail(new NotFound({ message: `no project ${projectId} in this lab` })) : Effect.void
-          )
+      projectId === null || projectId === undefined ? Effect.void : references.require(labId, "projectId", "project", [projectId])
 
     // -----------------------------------------------------------------------
     // experiments
 
     const create = (labId: string, input: Omit<CreateExperiment, "labId">, actor: string) =>
       Effect.gen(function* () {
-        const template = input.templateId === undefined ? Option.none<Template>() : Option.some(yield* getTemplate(labId, input.templateId))
+        const template =
+          input.templateId === undefined
+            ? Option.none<Template>()
+            : Option.some(yield* Effect.flatMap(templates.find(labId, input.templateId), named("templateId", "template", input.templateId)))
         const name = input.name ?? Option.getOrUndefined(Option.map(template, (t) => t.name))
         if (name === undefined) return yield* invalid("name is required (or give a templateId to take the template's name)")
         const params = { ...Option.match(template, { onNone: () => ({}), onSome: (t) => t.defaults }), ...input.params }
@@ -256,8 +269,8 @@ export class Experiments extends Effect.Service<Experiments>()("Experiments", {
       Effect.gen(function* () {
         const { experiment, queued } = yield* inTransaction(
           Effect.gen(function* () {
-            const queue = yield* Effect.flatMap(queues.find(labId, queueId), orNotFound("queue", queueId))
-            const current = yield* lockedExperiment(labId, experimentId)
+            const queue = yield* Effect.flatMap(queues.find(labId, queueId), named("queueId", "queue", queueId))
+            const current = yield* Effect.flatMap(repo.findForUpdate(labId, experimentId), named("experimentId", "experiment", experimentId))
             if (current.status === "queued") {
               if (current.queueId === queueId) return { experiment: current, queued: false }
               return yield* new Conflict({ message: `experiment ${experimentId} is already queued in ${current.queueId}` })
@@ -285,7 +298,10 @@ export class Experiments extends Effect.Service<Experiments>()("Experiments", {
     const recordCost = (labId: string, input: Omit<CreateExperimentCost, "labId">, actor: string) =>
       inTransaction(
         Effect.gen(function* () {
-          const experiment = yield* lockedExperiment(labId, input.experimentId)
+          const experiment = yield* Effect.flatMap(
+            repo.findForUpdate(labId, input.experimentId),
+            named("experimentId", "experiment", input.experimentId)
+          )
           const now = new Date()
           const cost: ExperimentCost = {
             id: newId("cost"),

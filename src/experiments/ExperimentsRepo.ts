@@ -16,7 +16,7 @@ export interface ExperimentFilter extends PageQuery {
 }
 
 /** Metric points are listed in the order they were appended; the cursor is the last position seen. */
-export const MetricCursor = cursorFromString(Schema.Struct({ seq: Schema.Number }))
+export const MetricCursor = cursorFromString(Schema.Struct({ seq: Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER)) }))
 
 const MetricRow = Schema.Struct({ ...MetricPoint.fields, seq: Schema.Number }).pipe(Schema.typeSchema)
 const MetricRows = Schema.Array(MetricRow)
@@ -122,15 +122,6 @@ export class ExperimentsRepo extends Effect.Service<ExperimentsRepo>()("Experime
         return yield* decode(rows)
       }).pipe(Effect.orDie)
 
-    /** Does a `projects` table exist (another feature), and is the project in the lab? None when there is no table to ask. */
-    const projectExists = (labId: string, projectId: string) =>
-      Effect.gen(function* () {
-        const [table] = yield* sql<{ readonly t: string | null }>`SELECT to_regclass('projects')::text AS t`
-        if (!table?.t) return Option.none<boolean>()
-        const rows = yield* sql`SELECT 1 FROM projects WHERE id = ${projectId} AND lab_id = ${labId}`
-        return Option.some(rows.length > 0)
-      }).pipe(Effect.orDie)
-
     // --- metrics
 
     const appendMetrics = (labId: string, experimentId: string, points: ReadonlyArray<NewPoint>) => {
@@ -182,7 +173,6 @@ export class ExperimentsRepo extends Effect.Service<ExperimentsRepo>()("Experime
       runningOn,
       labsWithQueued,
       nextQueued,
-      projectExists,
       appendMetrics,
       listMetrics
     }

@@ -2,17 +2,23 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
+import { References } from "../common/References.js"
 import { Conflict, NotFound } from "../http/Errors.js"
 import { type CreateFigure, type Figure, mediaTypeOf, type UpdateFigure } from "./Figure.js"
 import { type FigureFilter, FiguresRepo } from "./FiguresRepo.js"
 
 /** The lab's figures: those the sync records from git, and those registered through the API. */
 export class Figures extends Effect.Service<Figures>()("Figures", {
-  dependencies: [FiguresRepo.Default, ActivityRepo.Default],
+  dependencies: [FiguresRepo.Default, ActivityRepo.Default, References.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* FiguresRepo
     const activity = yield* ActivityRepo
+    const references = yield* References
+
+    /** The experiment a figure names is one of the lab's (422 otherwise). */
+    const checkExperiment = (labId: string, experimentId: string | null | undefined) =>
+      experimentId === null || experimentId === undefined ? Effect.void : references.require(labId, "experimentId", "experiment", [experimentId])
 
     const inTransaction = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       self.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
@@ -46,6 +52,7 @@ export class Figures extends Effect.Service<Figures>()("Figures", {
       }
       return inTransaction(
         Effect.gen(function* () {
+          yield* checkExperiment(labId, figure.experimentId)
           yield* repo.insert(figure)
           yield* note(figure, "figure.created", actor, `Figure “${figure.title}” registered`, {
             ...(figure.experimentId !== null ? { experimentId: figure.experimentId } : {})
@@ -60,6 +67,7 @@ export class Figures extends Effect.Service<Figures>()("Figures", {
       inTransaction(
         Effect.gen(function* () {
           const current = yield* Effect.flatMap(repo.findForUpdate(labId, id), orNotFound(id))
+          if (patch.experimentId !== current.experimentId) yield* checkExperiment(labId, patch.experimentId)
           const next: Figure = {
             ...current,
             title: patch.title ?? current.title,

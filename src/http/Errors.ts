@@ -6,6 +6,7 @@ import { Schema } from "effect"
  * each one is the error envelope `{error:{code, message, status}}` (spec 2.3).
  */
 export const ErrorCodes = {
+  BadRequest: ["bad_request", 400],
   Unauthorized: ["unauthorized", 401],
   Forbidden: ["forbidden", 403],
   QuotaExceeded: ["quota_exceeded", 403],
@@ -15,6 +16,7 @@ export const ErrorCodes = {
   PreconditionFailed: ["precondition_failed", 412],
   PayloadTooLarge: ["payload_too_large", 413],
   UnsupportedMediaType: ["unsupported_media_type", 415],
+  HeadersTooLarge: ["headers_too_large", 431],
   ValidationError: ["validation_error", 422],
   RateLimited: ["rate_limited", 429],
   ServerError: ["server_error", 500],

@@ -14,6 +14,7 @@ import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
 import { type CountedWindows, CurrentRequest, type Identified, newRequestId } from "./RequestContext.js"
 import type { RouteTable } from "./RouteTable.js"
 import { bodyLimitFor, bodyTooLarge, MAX_BODY_BYTES, WEBHOOK_PATH } from "./BodyLimit.js"
+import { makeInputCheck } from "./InputCheck.js"
 
 /** `/v1/...` is an alias of `/api/v1/...` (spec 9). */
 const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?") ? `/api${url}` : url)
@@ -106,6 +107,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
     const labs = yield* Labs
     const rateLimits = yield* RateLimits
     const adminLimits = yield* AdminLimits
+    const inputCheck = makeInputCheck(routes)
 
     const limitsOf = (principal: Principal): Effect.Effect<Limits> =>
       isAdmin(principal) ? Effect.succeed(adminLimits) : Effect.map(labs.planOf(principal), (plan) => PLAN_LIMITS[plan])
@@ -140,8 +142,10 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           if (hasBody(request) && !isAcceptedBody(request)) {
             return answer(errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json"))
           }
+          // hostile strings and shapes are refused before routing; the check reads the body through the request the route gets
+          const checked = Effect.zipRight(inputCheck, app)
           const routed = Effect.locally(
-            request === original ? app : Effect.provideService(app, HttpServerRequest.HttpServerRequest, request),
+            request === original ? checked : Effect.provideService(checked, HttpServerRequest.HttpServerRequest, request),
             CurrentRequest,
             { id: requestId, identity: identified, counted }
           )

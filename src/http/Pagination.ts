@@ -1,6 +1,8 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Either, Option, Schema } from "effect"
+import { ResourceId, Timestamp } from "../common/Schemas.js"
 import { ValidationError } from "./Errors.js"
+import { jsonProblem } from "./InputCheck.js"
 import type { Page } from "./Envelope.js"
 
 /**
@@ -8,12 +10,18 @@ import type { Page } from "./Envelope.js"
  * (created_at, id), so rows inserted during a walk neither shift nor repeat
  * the rows already seen. The cursor is the opaque position of the last row.
  */
-export const Cursor = Schema.Struct({ createdAt: Schema.Date, id: Schema.String })
+export const Cursor = Schema.Struct({ createdAt: Timestamp, id: ResourceId })
 export type Cursor = typeof Cursor.Type
+
+/**
+ * JSON a client sent inside a cursor: the request's own check (InputCheck.ts)
+ * cannot see into base64, so a NUL, a lone surrogate or deep nesting is refused here.
+ */
+const CleanJson = Schema.parseJson().pipe(Schema.filter((json) => jsonProblem(json) === undefined))
 
 /** An opaque cursor: the position, as base64url JSON. */
 export const cursorFromString = <A, I>(position: Schema.Schema<A, I>) =>
-  Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(position)).annotations({
+  Schema.compose(Schema.StringFromBase64Url, Schema.compose(CleanJson, position, { strict: false })).annotations({
     message: () => ({ message: "is not a cursor issued by this service", override: true }),
     description: "opaque: meta.next_cursor of the previous page"
   })

@@ -2,19 +2,29 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
+import { References } from "../common/References.js"
 import { NotFound } from "../http/Errors.js"
-import type { CreateKnowledge, KnowledgeEntry, UpdateKnowledge } from "./Knowledge.js"
+import type { CreateKnowledge, KnowledgeEntry, Source, UpdateKnowledge } from "./Knowledge.js"
 import { type KnowledgeFilter, KnowledgeRepo } from "./KnowledgeRepo.js"
 
 const FIELDS = ["title", "body", "sources", "tags"] as const
 
 /** The lab's curated knowledge: entries written directly or promoted from a chat's outcome. */
 export class KnowledgeBase extends Effect.Service<KnowledgeBase>()("KnowledgeBase", {
-  dependencies: [KnowledgeRepo.Default, ActivityRepo.Default],
+  dependencies: [KnowledgeRepo.Default, ActivityRepo.Default, References.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const repo = yield* KnowledgeRepo
     const activity = yield* ActivityRepo
+    const references = yield* References
+
+    /** A source whose ref is one of this service's ids (paper_…, chats/chat_…) cites a resource of the lab (422 otherwise). */
+    const checkSources = (labId: string, sources: ReadonlyArray<Source>, cited: ReadonlySet<string | undefined> = new Set()) =>
+      Effect.forEach(
+        sources,
+        (source, i) => (cited.has(source.ref) ? Effect.void : references.requireIfId(labId, `sources.${i}.ref`, source.ref)),
+        { discard: true }
+      )
 
     const notFound = (id: string) => new NotFound({ message: `no knowledge entry ${id} in this lab` })
     const found = <A>(id: string) => (o: Option.Option<A>): Effect.Effect<A, NotFound> => (Option.isSome(o) ? Effect.succeed(o.value) : Effect.fail(notFound(id)))
@@ -24,6 +34,7 @@ export class KnowledgeBase extends Effect.Service<KnowledgeBase>()("KnowledgeBas
     /** Create an entry; `data` is added to its activity entry (a promotion names its chat). Joins the caller's transaction. */
     const create = (labId: string, input: Omit<CreateKnowledge, "labId">, actor: string, data: Record<string, unknown> = {}) =>
       Effect.gen(function* () {
+        yield* checkSources(labId, input.sources)
         const now = new Date()
         const entry: KnowledgeEntry = { id: newId("kn"), labId, ...input, createdAt: now, updatedAt: now }
         yield* repo.insert(entry)
@@ -41,6 +52,9 @@ export class KnowledgeBase extends Effect.Service<KnowledgeBase>()("KnowledgeBas
     const update = (labId: string, id: string, patch: Omit<UpdateKnowledge, "labId">, actor: string) =>
       Effect.gen(function* () {
         const current = yield* Effect.flatMap(repo.findForUpdate(labId, id), found(id))
+        // refs it cited already stay acceptable (the resource may be gone since)
+        const cited = new Set(current.sources.map((s) => s.ref))
+        if (patch.sources !== undefined) yield* checkSources(labId, patch.sources, cited)
         const next: KnowledgeEntry = {
           ...current,
           title: patch.title ?? current.title,

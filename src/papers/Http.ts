@@ -9,7 +9,7 @@ import { Paper } from "./Paper.js"
 import { Papers } from "./Papers.js"
 
 /** Versions are listed newest first by number; the cursor is the last number seen. */
-const VersionCursor = cursorFromString(Schema.Struct({ version: Schema.Number }))
+const VersionCursor = cursorFromString(Schema.Struct({ version: Schema.Int.pipe(Schema.between(0, 2 ** 31 - 1)) }))
 const decodeVersionCursor = Schema.decodeUnknownEither(VersionCursor)
 const encodeVersionCursor = Schema.encodeSync(VersionCursor)
 

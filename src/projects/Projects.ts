@@ -4,7 +4,7 @@ import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
-import { Conflict, NotFound, ValidationError } from "../http/Errors.js"
+import { Conflict, NotFound } from "../http/Errors.js"
 import {
   type AddProjectItem,
   type CreateProject,
@@ -18,7 +18,7 @@ import {
   type UpdateProject
 } from "./Project.js"
 import { type ProjectFilter, ProjectsRepo } from "./ProjectsRepo.js"
-import { References } from "./References.js"
+import { References } from "../common/References.js"
 
 /** The activity kind of a status change. */
 const VERB: Record<ProjectStatus, string> = { active: "resumed", paused: "paused", completed: "completed", archived: "archived" }
@@ -131,8 +131,7 @@ export class Projects extends Effect.Service<Projects>()("Projects", {
     const addItem = (labId: string, projectId: string, input: Omit<AddProjectItem, "labId">, actor: string) =>
       Effect.gen(function* () {
         const project = yield* openProject(labId, projectId)
-        const { missing } = yield* references.missing(labId, input.kind, [input.ref])
-        if (missing.length > 0) return yield* new ValidationError({ message: `ref: no ${input.kind} ${input.ref} in this lab` })
+        yield* references.require(labId, "ref", input.kind, [input.ref])
         const existing = yield* repo.findItem(projectId, input.kind, input.ref)
         const duplicate = (itemId?: string) =>
           new Conflict({

@@ -7,7 +7,9 @@ import { Labs } from "../labs/Labs.js"
 import { Search } from "./Search.js"
 
 /** Results page on (rank, kind, ref): the rank is recomputed identically for unchanged documents. */
-const SearchCursor = cursorFromString(Schema.Struct({ rank: Schema.Number, kind: Schema.String, ref: Schema.String }))
+const SearchCursor = cursorFromString(
+  Schema.Struct({ rank: Schema.Number.pipe(Schema.finite()), kind: Schema.String.pipe(Schema.maxLength(64)), ref: Schema.String.pipe(Schema.maxLength(2048)) })
+)
 const decodeCursor = Schema.decodeUnknownEither(SearchCursor)
 const encodeCursor = Schema.encodeSync(SearchCursor)
 

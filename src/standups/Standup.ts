@@ -6,6 +6,7 @@ export const Day = Schema.String.pipe(
   Schema.pattern(/^\d{4}-\d{2}-\d{2}$/, { message: () => "must be a date as YYYY-MM-DD" }),
   Schema.filter((s) => {
     const d = new Date(`${s}T00:00:00Z`)
+    if (s.startsWith("0000")) return "must be a day from 0001-01-01 to 9999-12-31"
     return (!Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === s) || "must be a real calendar date"
   })
 ).annotations({ description: "a calendar day, YYYY-MM-DD" })

@@ -45,7 +45,7 @@ export const CreateSurvey = Body({
   question: Schema.optionalWith(Question, { default: () => "" }),
   findings: Schema.optionalWith(Findings, { default: () => "" }),
   linkedPaperIds: Schema.optionalWith(PaperIds, { default: () => [] }).annotations({
-    description: "papers of the lab (422 for one that is not, once the papers feature is there)"
+    description: "papers of the lab (422 for one that is not)"
   }),
   tags: Schema.optionalWith(Tags, { default: () => [] })
 }).annotations({ identifier: "CreateSurvey", description: "a new survey starts as a draft" })

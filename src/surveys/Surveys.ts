@@ -3,8 +3,8 @@ import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
-import { Conflict, NotFound, ValidationError } from "../http/Errors.js"
-import { References } from "../projects/References.js"
+import { Conflict, NotFound } from "../http/Errors.js"
+import { References } from "../common/References.js"
 import { type CreateSurvey, type Survey, SurveyLifecycle, type SurveyStatus, type UpdateSurvey } from "./Survey.js"
 import { type SurveyFilter, SurveysRepo } from "./SurveysRepo.js"
 
@@ -30,13 +30,8 @@ export class Surveys extends Effect.Service<Surveys>()("Surveys", {
 
     const get = (labId: string, id: string) => Effect.flatMap(repo.find(labId, id), found(id))
 
-    /** 422 naming the linked papers that are not in the lab (checked once the papers feature has its table). */
-    const checkPapers = (labId: string, ids: ReadonlyArray<string>) =>
-      Effect.flatMap(references.missing(labId, "paper", ids), ({ missing }) =>
-        missing.length === 0
-          ? Effect.void
-          : Effect.fail(new ValidationError({ message: `linkedPaperIds: no paper ${missing.join(", ")} in this lab` }))
-      )
+    /** 422 naming the linked papers that are not in the lab. */
+    const checkPapers = (labId: string, ids: ReadonlyArray<string>) => references.require(labId, "linkedPaperIds", "paper", ids)
 
     const create = (labId: string, input: Omit<CreateSurvey, "labId">, actor: string) =>
       Effect.gen(function* () {

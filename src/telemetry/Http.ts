@@ -5,13 +5,15 @@ import { CurrentPrincipal } from "../auth/Principal.js"
 import { ok, okPage } from "../http/Envelope.js"
 import { ValidationError } from "../http/Errors.js"
 import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { Timestamp } from "../common/Schemas.js"
 import { Labs } from "../labs/Labs.js"
 import { Telemetry } from "./Telemetry.js"
+import { MetricName } from "./TelemetryEvent.js"
 import type { TelemetryFilter } from "./TelemetryRepo.js"
 
 /** Raw events page on (timestamp, id); aggregates on (bucket, name). */
 const EventCursor = cursorFromString(Cursor)
-const AggregateCursor = cursorFromString(Schema.Struct({ bucket: Schema.NullOr(Schema.Date), name: Schema.String }))
+const AggregateCursor = cursorFromString(Schema.Struct({ bucket: Schema.NullOr(Timestamp), name: MetricName }))
 const encodeEventCursor = Schema.encodeSync(EventCursor)
 const encodeAggregateCursor = Schema.encodeSync(AggregateCursor)
 

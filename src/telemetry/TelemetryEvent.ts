@@ -19,7 +19,7 @@ export const MetricName = Schema.String.pipe(
   })
 ).annotations({ description: "the metric's name, e.g. train.loss or gpu/0/util" })
 
-const EventTime = Schema.Date.pipe(
+const EventTime = Timestamp.pipe(
   Schema.filter((d) => (d.getTime() >= EARLIEST && d.getTime() < LATEST) || "must be between 1970 and 9999")
 ).annotations({ description: "when it happened (ISO 8601); default: when the batch was received" })
 

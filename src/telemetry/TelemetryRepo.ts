@@ -32,10 +32,16 @@ export type StoredEvent = {
   readonly createdAt: Date
 }
 
-/** SQL of each aggregate (a fixed set: never user text). */
+/** The largest finite double (float8, a JSON number): a sum beyond it is reported as it. */
+const LARGEST = "1.7976931348623157e308"
+
+/**
+ * SQL of each aggregate (a fixed set: never user text). Sums and averages add
+ * in numeric: in float8 two values near the largest double overflow, an error.
+ */
 const AGGREGATES: Record<Exclude<Aggregate, "none">, string> = {
-  avg: "avg(value)",
-  sum: "sum(value)",
+  avg: "avg(value::numeric)",
+  sum: `greatest(least(sum(value::numeric), ${LARGEST}), -${LARGEST})`,
   min: "min(value)",
   max: "max(value)",
   count: "count(*)"

@@ -152,7 +152,7 @@ describe("POST /api/v1/backups", () => {
   })
 
   it("downloads the archive (extension): gzip'd NDJSON with a header, every row and a trailer", async () => {
-    const response = await fx.get(`${PATH}/${backup.id}/download`, { labId: fx.lab.id }, fx.reader)
+    const response = await fx.get(`${PATH}/${backup.id}/download`, { labId: fx.lab.id })
     expect(response.status).toBe(200)
     expect(response.headers.get("content-type")).toBe("application/gzip")
     expect(response.headers.get("content-disposition")).toContain(`${fx.lab.slug}-${backup.id}.ndjson.gz`)
@@ -334,6 +334,8 @@ describe("errors", () => {
     await expectError(await fx.del(`${PATH}/${backup.id}`, { labId: lab }, fx.stranger), 403, "forbidden")
     await expectError(await fx.post(PATH, { labId: lab }, fx.reader), 403, "forbidden")
     await expectError(await fx.post(`${PATH}/${backup.id}/restore`, { labId: lab }, fx.reader), 403, "forbidden")
+    // the archive carries the lab's sealed secrets: a read-only key may not download it
+    await expectError(await fx.get(`${PATH}/${backup.id}/download`, { labId: lab }, fx.reader), 403, "forbidden")
     await expectError(await fx.del(`${PATH}/${backup.id}`, { labId: lab }, fx.reader), 403, "forbidden")
     expect((await get(backup.id, fx.reader)).id).toBe(backup.id)
   })

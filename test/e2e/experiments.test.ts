@@ -195,10 +195,10 @@ describe("experiments: GET/POST /api/v1/experiments, GET/PATCH /api/v1/experimen
     const patched = await data(await fx.patch(`${EXPERIMENTS}/${copied.id}`, { labId: fx.lab.id, params: { lr: 0.2 } }), Experiment)
     expect(patched.params).toEqual({ lr: 0.2 })
 
-    await expectError(await fx.post(EXPERIMENTS, { labId: fx.lab.id, templateId: MISSING }), 404, "not_found")
-    // a template of another lab is not found here
+    await expectInvalid(await fx.post(EXPERIMENTS, { labId: fx.lab.id, templateId: MISSING }), "templateId: no template")
+    // a template of another lab is not one of this lab's
     const foreign = await createTemplate({ name: "theirs" }, fx.other.id, fx.stranger)
-    await expectError(await fx.post(EXPERIMENTS, { labId: fx.lab.id, templateId: foreign.id }), 404, "not_found")
+    await expectInvalid(await fx.post(EXPERIMENTS, { labId: fx.lab.id, templateId: foreign.id }), "templateId: no template")
   })
 
   it("422: unknown and server-owned fields, missing name, bad values and sizes, naming the field", async () => {
@@ -235,7 +235,7 @@ describe("experiments: GET/POST /api/v1/experiments, GET/PATCH /api/v1/experimen
     expect(await data(await fx.patch(`${EXPERIMENTS}/${e.id}`, { labId: fx.lab.id }), Experiment)).toEqual(patched)
   })
 
-  it("404 for a missing id or project; 403 for a foreign lab or a read-only key; 404 for the operator naming a missing lab", async () => {
+  it("404 for a missing id, 422 for a missing project; 403 for a foreign lab or a read-only key; 404 for the operator naming a missing lab", async () => {
     const e = await createExperiment({ name: "guarded" })
     await expectError(await fx.get(`${EXPERIMENTS}/${MISSING}`, { labId: fx.lab.id }), 404, "not_found")
     await expectError(await fx.patch(`${EXPERIMENTS}/${MISSING}`, { labId: fx.lab.id, name: "x" }), 404, "not_found")
@@ -248,8 +248,8 @@ describe("experiments: GET/POST /api/v1/experiments, GET/PATCH /api/v1/experimen
     await expectError(await fx.get(EXPERIMENTS, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")
     await expectError(await fx.get(EXPERIMENTS, { labId: "no-such-lab" }, fx.admin), 404, "not_found")
     await expectError(await fx.get(`${EXPERIMENTS}/${e.id}`, { labId: "no-such-lab" }, fx.admin), 404, "not_found")
-    await expectError(await fx.post(EXPERIMENTS, { labId: fx.lab.id, name: "x", projectId: MISSING }), 404, "not_found")
-    await expectError(await fx.patch(`${EXPERIMENTS}/${e.id}`, { labId: fx.lab.id, projectId: MISSING }), 404, "not_found")
+    await expectInvalid(await fx.post(EXPERIMENTS, { labId: fx.lab.id, name: "x", projectId: MISSING }), "projectId: no project")
+    await expectInvalid(await fx.patch(`${EXPERIMENTS}/${e.id}`, { labId: fx.lab.id, projectId: MISSING }), "projectId: no project")
   })
 })
 
@@ -324,7 +324,7 @@ describe("queues: GET/POST /api/v1/experiments/queues", () => {
     expect(empty).toMatchObject({ length: 0, waitingSeconds: 0, nextExperimentId: null })
   })
 
-  it("409: enqueue what is not a draft, or what waits in another queue; 404: a missing queue or experiment", async () => {
+  it("409: enqueue what is not a draft, or what waits in another queue; 422: a missing queue or experiment", async () => {
     const q1 = await createQueue("q-one")
     const q2 = await createQueue("q-two")
     const e = await createExperiment({ name: "wanderer" })
@@ -333,10 +333,10 @@ describe("queues: GET/POST /api/v1/experiments/queues", () => {
     await data(await act(e.id, "cancel"), Experiment)
     expect(await expectError(await fx.post(QUEUES, { labId: fx.lab.id, queueId: q1.id, experimentId: e.id }), 409, "conflict")).toContain("cancelled")
     const d = await createExperiment({ name: "draft" })
-    await expectError(await fx.post(QUEUES, { labId: fx.lab.id, queueId: MISSING, experimentId: d.id }), 404, "not_found")
-    await expectError(await fx.post(QUEUES, { labId: fx.lab.id, queueId: q1.id, experimentId: MISSING }), 404, "not_found")
+    await expectInvalid(await fx.post(QUEUES, { labId: fx.lab.id, queueId: MISSING, experimentId: d.id }), "queueId: no queue")
+    await expectInvalid(await fx.post(QUEUES, { labId: fx.lab.id, queueId: q1.id, experimentId: MISSING }), "experimentId: no experiment")
     const theirs = await createQueue("theirs", fx.other.id, fx.stranger)
-    await expectError(await fx.post(QUEUES, { labId: fx.lab.id, queueId: theirs.id, experimentId: d.id }), 404, "not_found")
+    await expectInvalid(await fx.post(QUEUES, { labId: fx.lab.id, queueId: theirs.id, experimentId: d.id }), "queueId: no queue")
     expect((await getExperiment(fx, d.id)).status).toBe("draft")
   })
 
@@ -434,9 +434,10 @@ describe("experiment costs: GET/POST /api/v1/experiments/costs", () => {
     await expectInvalid(await fx.post(COSTS, { ...ok, id: "cost_x" }), "id is not a known field")
     await expectInvalid(await fx.post(COSTS, { labId: fx.lab.id, experimentId: e.id, amount: 1, category: "api" }), "source is required")
     await expectInvalid(await fx.get(COSTS, { labId: fx.lab.id, category: "gpu" }), "category")
-    await expectError(await fx.post(COSTS, { ...ok, experimentId: MISSING }), 404, "not_found")
+    await expectInvalid(await fx.post(COSTS, { ...ok, experimentId: MISSING }), "experimentId: no experiment")
     await expectError(await fx.get(COSTS, { labId: fx.lab.id, experimentId: MISSING }), 404, "not_found")
-    await expectError(await fx.post(COSTS, { ...ok, labId: fx.other.id }, fx.stranger), 404, "not_found")
+    // the other lab's key naming this lab's experiment in its own lab
+    await expectInvalid(await fx.post(COSTS, { ...ok, labId: fx.other.id }, fx.stranger), "experimentId: no experiment")
     await expectError(await fx.post(COSTS, ok, fx.reader), 403, "forbidden")
     await expectError(await fx.post(COSTS, ok, fx.stranger), 403, "forbidden")
     await expectError(await fx.get(COSTS, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")

@@ -180,7 +180,9 @@ describe("registered figures (extension)", () => {
     const before = await register({ title: "Baseline", url: "https://wandb.ai/lab/run/abc/panel" })
     expect(before).toMatchObject({ source: "api", url: "https://wandb.ai/lab/run/abc/panel", path: null, mediaType: null, experimentId: null })
 
-    const loss = await register({ experimentId: "exp_42", title: " Training loss ", path: "/results//loss.PNG", caption: "Loss per step" })
+    // a figure names an experiment of the lab (tested with other labs' and missing ids in cross-lab-references.test.ts)
+    const experiment = await data(await call("POST", "/api/v1/experiments", { labId: lab.id, name: "baseline" }), Schema.Struct({ id: Schema.String }), 201)
+    const loss = await register({ experimentId: experiment.id, title: " Training loss ", path: "/results//loss.PNG", caption: "Loss per step" })
     expect(loss).toMatchObject({
       labId: lab.id,
       source: "api",
@@ -189,18 +191,18 @@ describe("registered figures (extension)", () => {
       url: null,
       mediaType: "image/png",
       caption: "Loss per step",
-      experimentId: "exp_42",
+      experimentId: experiment.id,
       size: null,
       blobId: null,
       commit: null
     })
     expect(loss.id).toMatch(/^fig_/)
-    const chart = await register({ experimentId: "exp_42", title: "Accuracy", url: "https://example.org/charts/acc.svg?v=2" })
+    const chart = await register({ experimentId: experiment.id, title: "Accuracy", url: "https://example.org/charts/acc.svg?v=2" })
     expect(chart.mediaType).toBe("image/svg+xml")
 
     const all = await figures(lab.id)
     expect(all.data.slice(0, 3).map((f) => f.id)).toEqual([chart.id, loss.id, before.id])
-    expect((await figures(lab.id, { experimentId: "exp_42" })).data.map((f) => f.id)).toEqual([chart.id, loss.id])
+    expect((await figures(lab.id, { experimentId: experiment.id })).data.map((f) => f.id)).toEqual([chart.id, loss.id])
     expect((await figures(lab.id, { source: "git" })).data).toEqual([])
     expect((await figures(lab.id, { from: loss.createdAt.toISOString() })).data.map((f) => f.id)).toEqual([chart.id, loss.id])
     const first = await page(await call("GET", `/api/v1/figures?${q({ labId: lab.id, limit: 2 })}`, undefined, readerKey), Figure)

@@ -170,6 +170,22 @@ describe("GET /api/v1/telemetry", () => {
     ])
   })
 
+  it("adds values near the largest double without overflowing: a sum past it is reported as it", async () => {
+    const lab = fx.lab.id
+    const when = at(500)
+    await ingest([
+      { name: "huge", value: 1.7e308, timestamp: when },
+      { name: "huge", value: 1.7e308, timestamp: when },
+      { name: "huge", value: -1e308, timestamp: when }
+    ])
+    const range = { labId: lab, name: "huge", from: when, to: at(501) }
+    const sum = await page(await fx.get(PATH, { ...range, aggregate: "sum" }), Aggregate)
+    expect(sum.data.map((b) => b.value)).toEqual([Number.MAX_VALUE])
+    const avg = await page(await fx.get(PATH, { ...range, aggregate: "avg", bucket: "hour" }), Aggregate)
+    // (1.7e308 + 1.7e308 - 1e308) / 3, which float8 cannot add up to
+    expect(avg.data.map((b) => Math.abs(b.value / 8e307 - 1) < 1e-12)).toEqual([true])
+  })
+
   it("keeps labs apart", async () => {
     await ingest([{ name: "train.loss", value: 99, timestamp: at(0, 20) }], fx.other.id, fx.stranger)
     const mine = await page(await fx.get(PATH, { labId: fx.lab.id, name: "train.loss", aggregate: "max", to: at(60) }), Aggregate)

@@ -45,8 +45,9 @@ export interface Fixture {
   readonly close: () => Promise<void>
 }
 
-const database = async (): Promise<{ readonly settings: Parameters<typeof startTestServer>[0]; readonly drop: () => Promise<void> }> => {
-  const url = process.env["E2E_DATABASE_URL"]
+const database = async (
+  url: string | undefined
+): Promise<{ readonly settings: Parameters<typeof startTestServer>[0]; readonly drop: () => Promise<void> }> => {
   if (url === undefined || url === "") return { settings: {}, drop: async () => {} }
   const schema = `test_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
   const run = async (sql: string) => {
@@ -63,8 +64,13 @@ const database = async (): Promise<{ readonly settings: Parameters<typeof startT
   }
 }
 
-export const startFixture = async (prefix: string, overrides: Parameters<typeof startTestServer>[0] = {}): Promise<Fixture> => {
-  const db = await database()
+/** The server on E2E_DATABASE_URL (or `databaseUrl`) when set, unless `overrides` names a database. */
+export const startFixture = async (
+  prefix: string,
+  overrides: Parameters<typeof startTestServer>[0] = {},
+  databaseUrl = process.env["E2E_DATABASE_URL"]
+): Promise<Fixture> => {
+  const db = await database(overrides.database === undefined ? databaseUrl : undefined)
   const server = await startTestServer({ ...db.settings, ...overrides })
   const admin = server.adminKey
   const createLab = async (slug: string) =>
