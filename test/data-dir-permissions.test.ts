@@ -42,7 +42,8 @@ const startService = async (dataDir: string, port: number): Promise<{ child: Chi
   // a clean environment, so a developer's or CI's DATABASE_URL etc. play no part
   const child = spawn(join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
     cwd: root,
-    env: { PATH: process.env.PATH ?? "", HOME: dataDir, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir },
+    // the test git server is on loopback, which git traffic reaches only when allowed
+    env: { PATH: process.env.PATH ?? "", HOME: dataDir, PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, GIT_ALLOWED_HOSTS: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"]
   })
   let output = ""

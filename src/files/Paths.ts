@@ -1,6 +1,10 @@
 import { Either } from "effect"
 
-export const MAX_PATH_LENGTH = 1024
+/** Bytes of UTF-8, not characters: a database index entry holds about 2,700 bytes, and 1,024 CJK characters are 3,072. */
+export const MAX_PATH_BYTES = 1024
+
+/** Within MAX_PATH_BYTES (counted only when the characters alone could be over: three bytes at most per UTF-16 unit). */
+const fitsLength = (raw: string) => raw.length * 3 <= MAX_PATH_BYTES || Buffer.byteLength(raw, "utf8") <= MAX_PATH_BYTES
 
 /** `/a/b.md`: segments without NUL, backslash or empty, `.`, `..` ones (their dots then a slash or the end). */
 const NORMAL = /^(?:\/(?!\.\.?(?:\/|$))[^/\\\0]+)+$/
@@ -63,9 +67,9 @@ export const normalizePath = (raw: string): Either.Either<string, string> =>
  */
 export const normalizePathShape = (raw: string): Either.Either<string, string> => {
   // most paths are normal already (a sync checks every path of the tree)
-  if (raw.length <= MAX_PATH_LENGTH && NORMAL.test(raw) && !DOT_GIT.test(raw)) return Either.right(raw)
+  if (fitsLength(raw) && NORMAL.test(raw) && !DOT_GIT.test(raw)) return Either.right(raw)
   if (raw.length === 0) return Either.left("must not be empty")
-  if (raw.length > MAX_PATH_LENGTH) return Either.left(`must be at most ${MAX_PATH_LENGTH} characters`)
+  if (!fitsLength(raw)) return Either.left(`must be at most ${MAX_PATH_BYTES} bytes of UTF-8`)
   if (!raw.startsWith("/")) return Either.left("must start with /")
   if (raw.includes("\0")) return Either.left("must not contain NUL")
   if (raw.includes("\\")) return Either.left("must not contain backslashes")

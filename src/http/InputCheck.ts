@@ -1,5 +1,6 @@
 import { HttpServerRequest } from "@effect/platform"
 import { Effect } from "effect"
+import { WEBHOOK_PATH } from "./BodyLimit.js"
 import { ValidationError } from "./Errors.js"
 import type { RouteTable } from "./RouteTable.js"
 
@@ -19,7 +20,8 @@ export const MAX_JSON_DEPTH = 64
 // with the `u` flag a well-formed pair is one code point, so only a lone surrogate matches the range
 const HOSTILE = /[\0\uD800-\uDFFF]/u
 
-const problemWith = (value: string): string | undefined => {
+/** Why a string a client sent cannot be stored (NUL, a lone surrogate), or undefined. */
+export const problemWith = (value: string): string | undefined => {
   const found = HOSTILE.exec(value)
   if (found === null) return undefined
   return found[0] === "\0" ? "must not contain NUL (\\u0000)" : "must not contain a lone UTF-16 surrogate (invalid Unicode)"
@@ -164,7 +166,8 @@ export const makeInputCheck = (routes: RouteTable): Effect.Effect<void, Validati
     const inUrl = urlProblem(request.url, routes)
     if (inUrl !== undefined) return Effect.fail(new ValidationError({ message: inUrl }))
     const kind = bodyKind(request)
-    if (kind === undefined) return Effect.void
+    // a webhook's body is the receiver's: it is throttled before it is read, then verified, then checked (WebhookReceiver)
+    if (kind === undefined || request.url.startsWith(WEBHOOK_PATH)) return Effect.void
     return request.text.pipe(
       // a body that cannot be read is the route's to report (413 past the limit, 422 when cut)
       Effect.orElseSucceed(() => ""),

@@ -1,6 +1,7 @@
 import { Clock, Effect, Option } from "effect"
 import { SecretBox } from "../common/SecretBox.js"
 import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationError } from "../http/Errors.js"
+import { problemWith } from "../http/InputCheck.js"
 import { reportWindow } from "../http/RequestContext.js"
 import { MINUTE_MILLIS, RateLimits } from "../ratelimit/RateLimits.js"
 import { repoKeyOf } from "./RepoLink.js"
@@ -100,6 +101,8 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         if (document === undefined) return yield* notJson()
         const identity = repositoryIn(host, document)
         if (!identity.json) return yield* notJson()
+        const hostile = [...identity.fullNames, ...identity.urls].map(problemWith).find((p) => p !== undefined)
+        if (hostile !== undefined) return yield* new ValidationError({ message: `repository: ${hostile}` })
         const named = identity.fullNames[0] ?? identity.urls[0]
         if (named === undefined) return yield* new NotFound({ message: "the payload names no repository" })
         return { host, document, identity, repository: named.toLowerCase() }

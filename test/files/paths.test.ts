@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { fromRepoPath, MAX_PATH_LENGTH, normalizePath, normalizePrefix, toRepoPath } from "../../src/files/Paths.js"
+import { fromRepoPath, MAX_PATH_BYTES, normalizePath, normalizePrefix, toRepoPath } from "../../src/files/Paths.js"
 
 /** The normalised path, or the reason it was refused, as one comparable value. */
 const outcome = (result: Either.Either<string, string>) =>
@@ -71,12 +71,16 @@ describe("normalizePath", () => {
     expect(outcome(result)).toEqual({ refused: expect.stringMatching(reason) })
   })
 
-  it(`accepts exactly ${MAX_PATH_LENGTH} characters and refuses one more`, () => {
-    expect(MAX_PATH_LENGTH).toBe(1024)
-    const longest = `/${"a".repeat(MAX_PATH_LENGTH - 1)}`
+  it(`accepts exactly ${MAX_PATH_BYTES} bytes of UTF-8 and refuses one more`, () => {
+    expect(MAX_PATH_BYTES).toBe(1024)
+    const longest = `/${"a".repeat(MAX_PATH_BYTES - 1)}`
     expect(outcome(normalizePath(longest))).toEqual({ path: longest })
     expect(outcome(normalizePath(`${longest}b`))).toEqual({ refused: expect.stringMatching(/1,?024/) })
     expect(outcome(normalizePath(`/dir/${"x".repeat(2000)}`))).toEqual({ refused: expect.stringMatching(/1,?024/) })
+    // characters of three bytes: 341 of them fit, 342 do not (a database index entry holds about 2,700 bytes)
+    expect(outcome(normalizePath(`/${"文".repeat(341)}`))).toEqual({ path: `/${"文".repeat(341)}` })
+    expect(outcome(normalizePath(`/${"文".repeat(342)}`))).toEqual({ refused: expect.stringMatching(/1,?024 bytes/) })
+    expect(outcome(normalizePath(`/${"😀".repeat(256)}`))).toEqual({ refused: expect.stringMatching(/1,?024 bytes/) })
   })
 })
 
