@@ -1,6 +1,5 @@
 import { Errors } from "isomorphic-git"
-import { CeilingExceeded } from "./PackIndexer.js"
-import { PackError } from "./PackFormat.js"
+import { CeilingExceeded, PackError } from "./PackFormat.js"
 import { statusFailure, TransportError } from "./Transport.js"
 
 /**

@@ -18,6 +18,12 @@ export const REF_DELTA = 7
 /** A damaged or unexpected pack. Messages are fixed descriptions, safe to show. */
 export class PackError extends Error {}
 
+/** A pack over a ceiling. The message names the ceiling: it is safe to show. */
+export class CeilingExceeded extends Error {}
+
+/** A thin pack's delta names a base that neither the pack nor the store holds. */
+export class MissingBase extends PackError {}
+
 export interface EntryHeader {
   readonly kind: number
   /** Inflated size: the object's, or its delta's. */

@@ -1,6 +1,6 @@
 import { closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs"
 import { join } from "node:path"
-import { CeilingExceeded } from "./PackIndexer.js"
+import { CeilingExceeded } from "./PackFormat.js"
 import { bufferAccess, type FileAccess, fileAccess, type RandomAccess } from "./RandomAccess.js"
 
 /** A pack up to this size is kept in memory while it arrives; a bigger one goes to a file. */

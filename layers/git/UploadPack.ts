@@ -1,4 +1,4 @@
-import { CeilingExceeded } from "./PackIndexer.js"
+import { CeilingExceeded } from "./PackFormat.js"
 import type { PackSink } from "./PackSink.js"
 import { readAll, statusFailure, type Transport, TransportError } from "./Transport.js"
 
