@@ -57,9 +57,20 @@ const observedAfterExit = (proc: Proc, info: ExitInfo): Observed => {
   return { state: "failed", exitCode, message: tail ? `the process ${how}; last output:\n${tail}` : `the process ${how}` }
 }
 
+/** What a pod inherits from the service's environment: where programs are and the locale, nothing else. */
+const podBaseEnvironment = (): Record<string, string> => {
+  const kept: Record<string, string> = {}
+  for (const name of ["PATH", "LANG", "LC_ALL", "TZ", "TMPDIR"]) {
+    const value = process.env[name]
+    if (value !== undefined) kept[name] = value
+  }
+  return kept
+}
+
 /**
  * Pods as real local processes: start spawns the configured command (with
- * POD_ID, POD_NAME, LAB_ID, POD_GPU and POD_GPU_COUNT in its environment), stop
+ * POD_ID, POD_NAME, LAB_ID, POD_GPU and POD_GPU_COUNT in its environment, and of
+ * the service's only PATH, LANG, LC_ALL, TZ and TMPDIR), stop
  * sends SIGTERM and, after the grace period, SIGKILL. A process that ends
  * without being stopped is observed as `failed` with its exit code (128 + the
  * signal number when killed by a signal). Processes die with the service: the
@@ -79,8 +90,9 @@ export const make = (options: LocalProcessOptions) =>
           const child = spawn(program, args, {
             cwd: options.cwd,
             stdio: ["ignore", "pipe", "pipe"],
+            // the pod's own environment only: never the service's (its admin key, master key, database URL)
             env: {
-              ...process.env,
+              ...podBaseEnvironment(),
               POD_ID: pod.id,
               POD_NAME: pod.name,
               LAB_ID: pod.labId,

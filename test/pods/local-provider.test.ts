@@ -40,6 +40,22 @@ describe("LocalProcessProvider", () => {
     })
   )
 
+  it.scopedLive("a pod never sees the service's environment (its keys, its database): only its own variables and PATH", () =>
+    Effect.gen(function* () {
+      const secrets = { ADMIN_API_KEY: "lsk_admin_secret_for_the_test", SECRETS_MASTER_KEY: "ab".repeat(32), DATABASE_URL: "postgres://x" }
+      Object.assign(process.env, secrets)
+      yield* Effect.addFinalizer(() => Effect.sync(() => Object.keys(secrets).forEach((name) => delete process.env[name])))
+      const asked = ["ADMIN_API_KEY", "SECRETS_MASTER_KEY", "DATABASE_URL", "PATH", "POD_ID", "LAB_ID"]
+      const provider = yield* LocalProcessProvider.make({
+        command: [process.execPath, "-e", `console.error(${JSON.stringify(asked)}.filter((n) => n in process.env).join(",")); process.exit(3)`]
+      })
+      const { ref } = yield* provider.start(pod("env"))
+      const seen = yield* Stream.runCollect(provider.watch({ ...pod("env"), providerRef: ref }))
+      const last = Chunk.toReadonlyArray(seen).at(-1)
+      expect(last && last.state === "failed" ? last.message.split("\n").at(-1) : undefined).toBe("PATH,POD_ID,LAB_ID")
+    })
+  )
+
   it.scopedLive("a process that ends on its own is observed as failed with its exit code and last output", () =>
     Effect.gen(function* () {
       const provider = yield* LocalProcessProvider.make({
