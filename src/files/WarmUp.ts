@@ -33,7 +33,7 @@ export const warmUpFileWrites = Effect.gen(function* () {
   })
   yield* Effect.gen(function* () {
     yield* sql`INSERT INTO labs (id, slug, name, plan, created_at, updated_at) VALUES (${LAB}, ${LAB}, 'warm-up', 'free', ${now}, ${now})`
-    yield* files.upsertMany(Array.from({ length: FILES }, (_, i) => file(i)))
+    yield* files.storePulled(LAB, Array.from({ length: FILES }, (_, i) => ({ file: file(i), expected: null })))
     yield* files.states(LAB, [`/warm-up/0.md`])
     return yield* new RolledBack()
   }).pipe(sql.withTransaction, Effect.catchTag("RolledBack", () => Effect.void))

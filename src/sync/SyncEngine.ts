@@ -2,14 +2,14 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Either, Fiber, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { SecretBox } from "../common/SecretBox.js"
-import type { File } from "../files/File.js"
-import { FilesRepo } from "../files/FilesRepo.js"
-import { fromRepoPath, normalizePath, toRepoPath } from "../files/Paths.js"
+import { FilesRepo, type PulledFile } from "../files/FilesRepo.js"
+import { normalizePath, toRepoPath } from "../files/Paths.js"
 import type { GitFigureFile } from "../figures/Figure.js"
 import { GitFigures, isFigurePath } from "../figures/GitFigures.js"
 import { Git, GitError, type GitRemote, type Head } from "./Git.js"
 import { type RepoLink, repoNameOf, type SyncResult, tokenIsBound } from "./RepoLink.js"
-import { decodeText, isRegularFile, isSkippedPath, MAX_FILE_BYTES } from "./Rules.js"
+import { addReconciled, planChanges, removalsOf } from "./PullPlan.js"
+import { decodeText, MAX_FILE_BYTES } from "./Rules.js"
 import { type OutboxEntry, SyncRepo } from "./SyncRepo.js"
 
 /** Commits the service makes carry this identity (README: "Auto-push"). */
@@ -20,9 +20,6 @@ const BATCH_FILES = 2000
 const BATCH_BYTES = 16 * 1024 * 1024
 /** The first batch is small, so the database starts writing while the next one is read. */
 const FIRST_BATCH_FILES = 250
-
-/** A repository path the lab can hold as it is: one the files API accepts and would not rewrite (no `a/../b`). */
-const isLabPath = (path: string) => Either.getOrUndefined(normalizePath(path)) === path
 
 /** How often one push is retried on top of a moved remote before the job fails (and backs off). */
 const MAX_REJECTIONS = 5
@@ -86,53 +83,28 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
         const reconcile = Option.isNone(incremental)
         const changes = Option.isSome(incremental) ? incremental.value : yield* git.diff(labId, Option.none(), head.commit, prefix)
         const pending = yield* links.pendingPaths(labId)
-
-        let skipped = 0
-        const wanted: Array<{ readonly path: string; readonly oid: string }> = []
-        const gone = new Set<string>()
-        const inTree = new Set<string>()
-        // figures (images, PDFs): recorded when read below, forgotten when gone from the tree (docs/figures.md)
-        const figuresFound: Array<GitFigureFile> = []
-        const figuresGone = new Set<string>()
-        for (const change of changes) {
-          const path = fromRepoPath(change.path)
-          if (Option.isSome(change.after)) inTree.add(path)
-          if (pending.has(path)) continue // a local write not yet pushed wins; it will be committed on top
-          if (Option.isNone(change.after)) {
-            gone.add(path)
-            figuresGone.add(path)
-          } else if (!isRegularFile(change.after.value) || isSkippedPath(change.path) || !isLabPath(path)) {
-            // (the last: a path the files API refuses, over 1,024 characters say, could be listed but never read)
-            skipped++
-            gone.add(path) // a copy pulled earlier is stale now
-            figuresGone.add(path)
-          } else {
-            wanted.push({ path, oid: change.after.value.oid })
-          }
-        }
+        const plan = planChanges(changes, pending)
         // a reconcile reads every stored file below its directory in one scan (a first sync of 50,000 files would
         // otherwise look each one up); a diff only the paths it names
         const dir = Option.match(subPath, { onNone: () => "/", onSome: (p) => `${p.replace(/\/+$/, "")}/` })
         const stored = reconcile
           ? yield* files.statesUnder(labId, dir)
-          : yield* files.states(labId, [...wanted.map((w) => w.path), ...gone])
+          : yield* files.states(labId, [...plan.wanted.map((w) => w.path), ...plan.gone])
         if (reconcile) {
-          for (const [path, state] of stored) {
-            if (state.fromGit && !inTree.has(path) && !pending.has(path)) gone.add(path)
-          }
+          addReconciled(plan, stored, pending)
           for (const path of yield* figures.pathsUnder(labId, dir)) {
-            if (!inTree.has(path)) figuresGone.add(path)
+            if (!plan.inTree.has(path)) plan.figuresGone.add(path)
           }
         }
-        const toRead = wanted.filter(({ path, oid }) => stored.get(path)?.sha !== oid)
+        const toRead = plan.wanted.filter(({ path, oid }) => stored.get(path)?.sha !== oid)
+        // figures (images, PDFs): recorded when read below, forgotten when gone from the tree (docs/figures.md)
+        const figuresFound: Array<GitFigureFile> = []
         const now = new Date()
-        let pulled = 0
-        let updated = 0
 
         /** The changed blobs from `start` on, as files to store (the text ones: the others are skipped), up to a batch. */
         const readBatch = (start: number) =>
           Effect.gen(function* () {
-            const upserts: Array<File> = []
+            const batch: Array<PulledFile> = []
             let next = start
             let batchBytes = 0
             const limit = start === 0 ? FIRST_BATCH_FILES : BATCH_FILES
@@ -146,44 +118,43 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
               if (isFigurePath(path)) figuresFound.push({ path, oid, size: blob.size })
               const text = Option.isSome(blob.content) ? decodeText(blob.content.value) : undefined
               if (text === undefined) {
-                skipped++
-                gone.add(path)
+                plan.skipped++
+                plan.gone.add(path)
                 continue
               }
               const current = stored.get(path)
-              upserts.push({
-                labId,
-                path,
-                content: text,
-                size: blob.size,
-                sha: oid,
-                source: "git",
-                fromGit: current?.fromGit ?? true,
-                createdAt: now,
-                updatedAt: now
+              batch.push({
+                file: { labId, path, content: text, size: blob.size, sha: oid, source: "git", fromGit: true, createdAt: now, updatedAt: now },
+                // stored only if the path is still as read here: a write acknowledged since wins (FilesRepo.storePulled)
+                expected: current?.sha ?? null
               })
-              if (current) updated++
-              else pulled++
             }
-            return { upserts, next }
+            return { batch, next }
           })
 
+        // the first batch is read before the transaction opens: the database is not held while git is first read
+        const first = yield* readBatch(0)
         return yield* Effect.gen(function* () {
           // a batch at a time, so memory stays bounded on big trees; the database stores one batch while the
           // next is read from git (one write in flight, on the transaction's connection)
-          let writing = Option.none<Fiber.RuntimeFiber<void>>()
-          for (let start = 0; start < toRead.length; ) {
-            const { upserts, next } = yield* readBatch(start)
+          let added = 0
+          let updated = 0
+          const store = (batch: ReadonlyArray<PulledFile>) =>
+            Effect.map(files.storePulled(labId, batch), (r) => {
+              added += r.added.length
+              updated += r.updated.length
+            })
+          let writing = yield* Effect.fork(store(first.batch))
+          for (let start = first.next; start < toRead.length; ) {
+            const { batch, next } = yield* readBatch(start)
             start = next
-            if (Option.isSome(writing)) yield* Fiber.join(writing.value)
-            writing = Option.some(yield* Effect.fork(files.upsertMany(upserts)))
+            yield* Fiber.join(writing)
+            writing = yield* Effect.fork(store(batch))
           }
-          if (Option.isSome(writing)) yield* Fiber.join(writing.value)
-          // only files that came from git are ever deleted by a sync
-          const removals = [...gone].filter((path) => stored.get(path)?.fromGit === true)
-          yield* files.removeMany(labId, removals)
-          yield* figures.apply(labId, head.commit, figuresFound, [...figuresGone].filter(isFigurePath))
-          const result: SyncResult = { ok: true, pulled, updated, skipped, removed: removals.length, sha: head.commit }
+          yield* Fiber.join(writing)
+          const removed = yield* files.removePulled(labId, removalsOf(plan, stored))
+          yield* figures.apply(labId, head.commit, figuresFound, [...plan.figuresGone].filter(isFigurePath))
+          const result: SyncResult = { ok: true, pulled: added, updated, skipped: plan.skipped, removed: removed.length, sha: head.commit }
           yield* record(link, head, subPath, result)
           return result
         }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))

@@ -353,7 +353,7 @@ const repositoryContract = (backend: Backend) =>
               updatedAt: at
             })
             const many = Array.from({ length: 1_203 }, (_, i) => file(i, texts[i % texts.length] ?? "", i % 2 === 0))
-            yield* files.upsertMany(many)
+            expect((yield* files.storePulled(lab.id, many.map((f) => ({ file: f, expected: null })))).added).toHaveLength(1_203)
             for (const i of [0, 1, 2, 3, 4, 5, 6, 7, 8, 600, 1_202]) {
               expect(yield* files.find(lab.id, `/bulk/${i} {x}, "y".md`)).toEqual(Option.some(many[i]))
             }
@@ -361,9 +361,21 @@ const repositoryContract = (backend: Backend) =>
             expect(states.size).toBe(1_203)
 
             const later = new Date(at.getTime() + 5_000)
-            yield* files.upsertMany([{ ...file(3, "changed", true), updatedAt: later }])
+            const stored = file(3, "", true).sha
+            const next = { ...file(3, "changed", true), sha: "f".repeat(40), updatedAt: later }
+            // only from the blob the pull read: a stale expectation, or an insert over an existing file, changes nothing
+            expect(yield* files.storePulled(lab.id, [{ file: next, expected: "e".repeat(40) }, { file: file(4, "x", true), expected: null }]))
+              .toEqual({ added: [], updated: [] })
+            expect(yield* files.storePulled(lab.id, [{ file: next, expected: stored }])).toEqual({ added: [], updated: [next.path] })
             const changed = Option.getOrThrow(yield* files.find(lab.id, `/bulk/3 {x}, "y".md`))
             expect([changed.content, changed.size, changed.updatedAt, changed.createdAt]).toEqual(["changed", 7, later, at])
+            // removals too: only files from git, still at the blob the pull read
+            const removed = yield* files.removePulled(lab.id, [
+              { path: next.path, expected: stored },
+              { path: `/bulk/1 {x}, "y".md`, expected: file(1, "", false).sha },
+              { path: `/bulk/2 {x}, "y".md`, expected: file(2, "", true).sha }
+            ])
+            expect(removed).toEqual([`/bulk/2 {x}, "y".md`])
           })
         )
       })
