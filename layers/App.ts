@@ -24,6 +24,7 @@ import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
 import * as NodeServer from "./NodeServer.js"
+import type { Git } from "../src/sync/Git.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE, WebhookFailureLimit } from "../src/sync/Webhooks.js"
 import * as RateLimitStore from "./RateLimitStore.js"
@@ -44,14 +45,23 @@ export interface AppSettings {
   /** Failed webhook deliveries an address may make per minute before 429 (default 10). */
   readonly webhookFailuresPerMinute?: number
   readonly publicBaseUrl: URL
-  /** Where labs' repositories live: on disk (deployments) or in memory (tests). */
-  readonly git: ({ readonly kind: "disk" } & GitDisk.GitDiskOptions) | { readonly kind: "memory" }
+  /**
+   * Where labs' repositories live: on disk (deployments), in memory (tests), or any Git layer (an embedder's, or a
+   * test's wrapper that injects faults).
+   */
+  readonly git:
+    | ({ readonly kind: "disk" } & GitDisk.GitDiskOptions)
+    | { readonly kind: "memory" }
+    | { readonly kind: "layer"; readonly layer: Layer.Layer<Git> }
   /**
    * Pods run as local processes of this command (program and arguments);
    * `stopGraceMillis` is how long a stop waits after SIGTERM before SIGKILL (default 5 s).
    */
   readonly pods: { readonly command: ReadonlyArray<string>; readonly stopGraceMillis?: number }
 }
+
+const gitLayer = (git: AppSettings["git"]): Layer.Layer<Git> =>
+  git.kind === "disk" ? GitDisk.layer(git) : git.kind === "memory" ? GitMemory.layer : git.layer
 
 /** The adapters and settings the API runs on. */
 export const environment = (settings: AppSettings) => {
@@ -67,7 +77,7 @@ export const environment = (settings: AppSettings) => {
   })
   return Layer.mergeAll(
     jwt,
-    settings.git.kind === "disk" ? GitDisk.layer(settings.git) : GitMemory.layer,
+    gitLayer(settings.git),
     Layer.succeed(PublicBaseUrl, settings.publicBaseUrl),
     RateLimitStore.layer(settings.redisUrl),
     SecretBox.layer(settings.masterKey),

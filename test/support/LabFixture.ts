@@ -45,7 +45,8 @@ export interface Fixture {
   readonly close: () => Promise<void>
 }
 
-const database = async (
+/** Settings for a fresh PostgreSQL schema at `url` (dropped by `drop`); none (in-memory PGlite) without a url. */
+export const freshDatabase = async (
   url: string | undefined
 ): Promise<{ readonly settings: Parameters<typeof startTestServer>[0]; readonly drop: () => Promise<void> }> => {
   if (url === undefined || url === "") return { settings: {}, drop: async () => {} }
@@ -70,7 +71,7 @@ export const startFixture = async (
   overrides: Parameters<typeof startTestServer>[0] = {},
   databaseUrl = process.env["E2E_DATABASE_URL"]
 ): Promise<Fixture> => {
-  const db = await database(overrides.database === undefined ? databaseUrl : undefined)
+  const db = await freshDatabase(overrides.database === undefined ? databaseUrl : undefined)
   const server = await startTestServer({ ...db.settings, ...overrides })
   const admin = server.adminKey
   const createLab = async (slug: string) =>
