@@ -8,7 +8,7 @@ import type { ObjectReader } from "./PackReader.js"
 import { makePackSink } from "./PackSink.js"
 import { bufferAccess, makeScratch } from "./RandomAccess.js"
 import { authHeaders, type Transport } from "./Transport.js"
-import { advertisement, fetchPack, type UploadPackTarget } from "./UploadPack.js"
+import { type Advertisement, advertisement, fetchPack, type UploadPackTarget } from "./UploadPack.js"
 
 /**
  * A lab's fetch: the branch tip at depth 1 into its store, as git stores it
@@ -75,6 +75,49 @@ const writeAtomically = async (path: string, data: string | Buffer) => {
   await rename(`${path}.tmp`, path)
 }
 
+const shallowPathOf = (gitdir: string) => join(gitdir, "shallow")
+const readShallow = async (gitdir: string) =>
+  (await readFile(shallowPathOf(gitdir), "utf8").catch(() => "")).split("\n").filter((l) => /^[0-9a-f]{40}$/.test(l))
+
+/**
+ * Ask for `tip` with `depth` commits of history, offering `have` (a thin pack may build on it), and store the
+ * pack, its index and the new shallow commits. Answers the objects the pack held in memory.
+ */
+const fetchAndStore = async (
+  request: FetchRequest,
+  target: UploadPackTarget,
+  advertised: Advertisement,
+  want: { readonly tip: string; readonly have: string | undefined; readonly depth: number }
+) => {
+  const packDir = join(request.gitdir, "objects", "pack")
+  await mkdir(packDir, { recursive: true })
+  const shallow = want.have === undefined ? [] : await readShallow(request.gitdir)
+  const sink = makePackSink(packDir, request.ceilings)
+  const scratch = makeScratch(request.gitdir)
+  try {
+    const update = await fetchPack(target, advertised, { tip: want.tip, have: want.have, shallow, depth: want.depth }, sink)
+    const indexed = await indexPack(
+      sink.finish(),
+      { maxObjects: request.ceilings.maxObjects, maxInflatedBytes: request.ceilings.maxInflatedBytes, keepBytes: KEEP_BYTES },
+      { scratchDir: request.gitdir, external: want.have === undefined ? undefined : (oid) => externalBase(request.store, scratch, oid) }
+    )
+    if (!indexed.contains(want.tip) && want.depth === 1) throw new MissingBase("the pack lacks the commit it was asked for")
+    const name = join(packDir, `pack-${indexed.checksum}`)
+    // the .idx last: a reader sees a pack only once both files are whole
+    sink.persist(`${name}.pack`)
+    await writeAtomically(`${name}.idx`, indexed.idx)
+    const shallows = new Set([...shallow, ...update.shallow])
+    for (const oid of update.unshallow) shallows.delete(oid)
+    await writeAtomically(shallowPathOf(request.gitdir), [...shallows].map((oid) => `${oid}\n`).join(""))
+    return indexed.objects
+  } catch (cause) {
+    sink.discard()
+    throw cause
+  } finally {
+    scratch.dispose()
+  }
+}
+
 /** Fetch the branch tip into the store; undefined when the branch does not exist. */
 export const fetchInto = async (request: FetchRequest): Promise<Fetched | undefined> => {
   const target = targetOf(request)
@@ -83,39 +126,11 @@ export const fetchInto = async (request: FetchRequest): Promise<Fetched | undefi
   if (tip === undefined) return undefined
   const have = await localTip(request.gitdir, request.branch)
   if (have === tip) return { tip, objects: new Map() }
-  const shallowPath = join(request.gitdir, "shallow")
-  const shallow = (await readFile(shallowPath, "utf8").catch(() => "")).split("\n").filter((l) => /^[0-9a-f]{40}$/.test(l))
-  const packDir = join(request.gitdir, "objects", "pack")
-  await mkdir(packDir, { recursive: true })
-
   const attempt = async (base: string | undefined): Promise<Fetched> => {
-    const sink = makePackSink(packDir, request.ceilings)
-    const scratch = makeScratch(request.gitdir)
-    try {
-      const update = await fetchPack(target, advertised, { tip, have: base, shallow: base === undefined ? [] : shallow }, sink)
-      const indexed = await indexPack(
-        sink.finish(),
-        { maxObjects: request.ceilings.maxObjects, maxInflatedBytes: request.ceilings.maxInflatedBytes, keepBytes: KEEP_BYTES },
-        { scratchDir: request.gitdir, external: base === undefined ? undefined : (oid) => externalBase(request.store, scratch, oid) }
-      )
-      if (!indexed.contains(tip)) throw new MissingBase("the pack lacks the commit it was asked for")
-      const name = join(packDir, `pack-${indexed.checksum}`)
-      // the .idx last: a reader sees a pack only once both files are whole
-      sink.persist(`${name}.pack`)
-      await writeAtomically(`${name}.idx`, indexed.idx)
-      const shallows = new Set([...(base === undefined ? [] : shallow), ...update.shallow])
-      for (const oid of update.unshallow) shallows.delete(oid)
-      await writeAtomically(shallowPath, [...shallows].map((oid) => `${oid}\n`).join(""))
-      await writeAtomically(remoteRefPath(request.gitdir, request.branch), `${tip}\n`)
-      return { tip, objects: indexed.objects }
-    } catch (cause) {
-      sink.discard()
-      throw cause
-    } finally {
-      scratch.dispose()
-    }
+    const objects = await fetchAndStore(request, target, advertised, { tip, have: base, depth: 1 })
+    await writeAtomically(remoteRefPath(request.gitdir, request.branch), `${tip}\n`)
+    return { tip, objects }
   }
-
   try {
     return await attempt(have)
   } catch (cause) {
@@ -123,6 +138,12 @@ export const fetchInto = async (request: FetchRequest): Promise<Fetched | undefi
     if (cause instanceof MissingBase && have !== undefined) return attempt(undefined)
     throw cause
   }
+}
+
+/** Bring `depth` commits of the history of `tip` (the tip fetched last) into the store. */
+export const deepen = async (request: FetchRequest, tip: string, depth: number): Promise<void> => {
+  const target = targetOf(request)
+  await fetchAndStore(request, target, await advertisement(target), { tip, have: tip, depth })
 }
 
 /** An object of the lab's store as a thin pack's delta base: small ones in memory, large ones spilled. */

@@ -3,15 +3,15 @@ import git from "isomorphic-git"
 import fs from "node:fs"
 import { rm } from "node:fs/promises"
 import { join } from "node:path"
-import { Git, GitError, type GitRemote, PushRejected, RemoteRefused } from "../../src/sync/Git.js"
+import { Git, GitError, type GitRemote, RemoteRefused } from "../../src/sync/Git.js"
 import { type AllowedHosts, NO_EXCEPTIONS } from "../../src/sync/HostPolicy.js"
 import { type Ceilings, DEFAULT_CEILINGS, fetchInto } from "./Fetch.js"
-import { describeFailure, isRejection } from "./GitFailure.js"
+import { makeDiskCommits } from "./DiskCommits.js"
+import { describeFailure } from "./GitFailure.js"
 import * as Iso from "./IsoOps.js"
-import { isoHttpClient } from "./IsoHttp.js"
 import { type ObjectReader, openObjectReader, withPreloaded } from "./PackReader.js"
 import { storeFs } from "./StoreFs.js"
-import { authHeaders, makeTransport, type Resolve, systemResolve } from "./Transport.js"
+import { makeTransport, type Resolve, systemResolve } from "./Transport.js"
 
 export interface GitDiskOptions {
   /** Directory holding one bare repository per lab. */
@@ -29,14 +29,12 @@ export interface GitDiskOptions {
 /** How long a lab's isomorphic-git cache outlives its last job. */
 const CACHE_IDLE_MILLIS = 60_000
 
-/** The branch ref the service commits on before pushing it to the remote branch. */
-const OUTBOUND_REF = "refs/heads/lab-service-outbound"
-
 /**
  * Git on disk: the service's own smart-HTTP fetch (Fetch.ts) through the
  * guarded transport (Transport.ts), objects read by its own reader
- * (PackReader.ts); isomorphic-git writes commits and pushes, seeing the packs
- * only through that reader (StoreFs.ts).
+ * (PackReader.ts), commits built and pushed natively (DiskCommits.ts);
+ * isomorphic-git, for what remains (an unusual tree's diff), sees the packs only
+ * through that reader (StoreFs.ts).
  */
 export const layer = (options: GitDiskOptions) =>
   Layer.scoped(
@@ -100,28 +98,13 @@ export const layer = (options: GitDiskOptions) =>
           return Option.some(yield* Iso.headOf(fresh, fetched.tip))
         })
 
-      const push = (labId: string, remote: GitRemote, commit: string) =>
-        Effect.gen(function* () {
-          const r = repo(labId)
-          yield* Iso.attempt("git update-ref", () => git.writeRef({ fs, gitdir: r.gitdir, ref: OUTBOUND_REF, value: commit, force: true }))
-          yield* Effect.tryPromise({
-            try: () =>
-              git.push({
-                fs: r.fs,
-                http: isoHttpClient(transport, remote.url, options.timeoutMillis),
-                gitdir: r.gitdir,
-                url: remote.url,
-                ref: OUTBOUND_REF,
-                remoteRef: `refs/heads/${remote.branch}`,
-                headers: authHeaders(Option.getOrUndefined(remote.token)),
-                cache: r.cache
-              }),
-            catch: (cause) =>
-              isRejection(cause)
-                ? new PushRejected({ message: `push to ${remote.url} ${remote.branch} rejected: ${describeFailure(cause)}` })
-                : failed("push", remote)(cause)
-          })
-        })
+      const commits = makeDiskCommits({
+        transport,
+        timeoutMillis: options.timeoutMillis,
+        gitdirOf,
+        objectsOf: (labId) => repo(labId).objects,
+        fetchSettings: (labId) => ({ transport, gitdir: gitdirOf(labId), timeoutMillis: options.timeoutMillis, ceilings, store: repo(labId).objects })
+      })
 
       const checkRemote = (url: string) =>
         Effect.flatMap(
@@ -133,13 +116,15 @@ export const layer = (options: GitDiskOptions) =>
         fetch: fetchHead,
         diff: (labId, from, to, prefix) => Iso.diff(repo(labId), from, to, prefix),
         readBlob: (labId, oid, maxBytes) => Iso.readBlob(repo(labId), oid, maxBytes),
-        commit: (labId, parent, edits, info) => Effect.zipRight(ensure(labId), Iso.commit(repo(labId), parent, edits, info)),
-        push: (labId, remote, commit) => push(labId, remote, commit),
+        commitAll: (labId, parent, changes) => Effect.zipRight(ensure(labId), commits.commitAll(labId, parent, changes)),
+        push: commits.push,
+        reaches: commits.reaches,
         checkRemote,
         reset: (labId) =>
           Effect.promise(async () => {
             repos.get(labId)?.objects.close()
             repos.delete(labId)
+            commits.forget(labId)
             caches.delete(labId)
             await rm(gitdirOf(labId), { recursive: true, force: true })
           })

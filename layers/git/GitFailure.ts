@@ -20,12 +20,3 @@ export const describeFailure = (cause: unknown): string => {
   const code = cause instanceof Error && "code" in cause && typeof cause.code === "string" && /^E[A-Z]+$/.test(cause.code) ? cause.code : undefined
   return code ? `the lab's git store failed (${code})` : "the git operation failed"
 }
-
-/**
- * The remote moved: isomorphic-git says so before sending (not a fast-forward,
- * or the new remote tip is unknown locally), or the server refuses the update.
- */
-export const isRejection = (cause: unknown): boolean =>
-  cause instanceof Errors.PushRejectedError ||
-  cause instanceof Errors.NotFoundError ||
-  (cause instanceof Errors.GitPushError && /non-fast-forward|fetch first|failed to update ref|stale info/i.test(cause.message))

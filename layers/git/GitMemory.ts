@@ -80,7 +80,27 @@ export const layer = Layer.effectContext(
       fetch,
       diff: (labId, from, to, prefix) => Effect.flatMap(repoOfLab(labId), (r) => Iso.diff(r, from, to, prefix)),
       readBlob: (labId, oid, maxBytes) => Effect.flatMap(repoOfLab(labId), (r) => Iso.readBlob(r, oid, maxBytes)),
-      commit: (labId, parent, edits, info) => Effect.flatMap(repoOfLab(labId), (r) => Iso.commit(r, parent, edits, info)),
+      commitAll: (labId, parent, changes) =>
+        Effect.flatMap(repoOfLab(labId), (r) =>
+          Effect.gen(function* () {
+            const heads: Array<Option.Option<Head>> = []
+            let tip = parent
+            for (const change of changes) {
+              const next = yield* Iso.commit(r, tip, [change], change.info)
+              // a change that leaves the tree as it was makes no commit
+              if (Option.isNone(tip) || next.tree !== tip.value.tree) tip = Option.some(next)
+              heads.push(tip)
+            }
+            return heads
+          })
+        ),
+      reaches: (labId, _remote, tip, commit) =>
+        Effect.flatMap(repoOfLab(labId), (r) =>
+          Iso.attempt("git log", async () => {
+            const history = await git.log({ fs, gitdir: r.gitdir, ref: tip, depth: 1_000 })
+            return history.some((entry) => entry.oid === commit)
+          })
+        ),
       push,
       // nothing is connected to; the checks that need no lookup still apply, as on disk
       checkRemote: (url) =>

@@ -90,6 +90,8 @@ export interface PackRequest {
   readonly have: string | undefined
   /** The store's shallow commits, so the server does not assume their parents are here. */
   readonly shallow: ReadonlyArray<string>
+  /** How many commits of history from `tip` (1: the tip alone). */
+  readonly depth: number
 }
 
 export interface ShallowUpdate {
@@ -112,7 +114,7 @@ export const fetchPack = async (
   const body = Buffer.concat([
     pkt(`want ${request.tip} ${capabilities}\n`),
     ...request.shallow.map((oid) => pkt(`shallow ${oid}\n`)),
-    pkt("deepen 1\n"),
+    pkt(`deepen ${request.depth}\n`),
     FLUSH,
     ...(request.have !== undefined ? [pkt(`have ${request.have}\n`)] : []),
     pkt("done\n")

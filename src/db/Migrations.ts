@@ -241,5 +241,16 @@ CREATE TRIGGER lab_usage_deleted AFTER DELETE ON files
 -- the keys naming a lab (API-keys quota)
 CREATE INDEX api_keys_scopes ON api_keys USING gin (scopes jsonb_path_ops);
 `
+  },
+  {
+    id: 9,
+    name: "sync fidelity: pushes told apart after a lost answer, pending writes found by path",
+    sql: `
+-- the commit a push was about to move the branch to: set before the push, cleared with the entry when it lands,
+-- so a push whose answer was lost (a crash, a cut connection) is told landed or not, and never made twice
+ALTER TABLE outbox ADD COLUMN push_commit text;
+-- a pull asks, path by path, whether a write waits to be pushed
+CREATE INDEX outbox_lab_path ON outbox (lab_id, path) WHERE set_aside_at IS NULL;
+`
   }
 ]

@@ -42,6 +42,11 @@ export interface CommitInfo {
   readonly authorEmail: string
 }
 
+/** One write or delete, to be its own commit. */
+export interface Change extends FileEdit {
+  readonly info: CommitInfo
+}
+
 /** A blob's size, and its content when it is within the size asked for (a larger one is not read). */
 export interface Blob {
   readonly size: number
@@ -79,13 +84,15 @@ export class Git extends Context.Tag("Git")<
     ) => Effect.Effect<ReadonlyArray<GitChange>, GitError>
     /** The blob's size, and its content when it has at most `maxBytes` (a larger blob is never read whole). */
     readonly readBlob: (labId: string, oid: string, maxBytes: number) => Effect.Effect<Blob, GitError>
-    /** One commit per call on top of `parent` (None: a root commit). */
-    readonly commit: (
+    /**
+     * One commit per change, each on the one before, starting on `parent` (None: a root commit). Answers the head
+     * after each change: the one before when the change leaves the tree as it was (no commit). Nothing is sent.
+     */
+    readonly commitAll: (
       labId: string,
       parent: Option.Option<Head>,
-      edits: ReadonlyArray<FileEdit>,
-      info: CommitInfo
-    ) => Effect.Effect<Head, GitError>
+      changes: ReadonlyArray<Change>
+    ) => Effect.Effect<ReadonlyArray<Option.Option<Head>>, GitError>
     /** Move the remote branch from `expected` to `commit`, fast-forward only. */
     readonly push: (
       labId: string,
@@ -93,6 +100,11 @@ export class Git extends Context.Tag("Git")<
       commit: string,
       expected: Option.Option<string>
     ) => Effect.Effect<void, GitError | PushRejected>
+    /**
+     * Is `commit` the remote branch's tip `tip`, or in its history? Tells whether a push whose answer was lost
+     * landed. False when it is not found within the history searched (at least the last 1,000 commits).
+     */
+    readonly reaches: (labId: string, remote: GitRemote, tip: string, commit: string) => Effect.Effect<boolean, GitError>
     /** May git traffic go to this repository URL? Checked when a lab is linked (and again on every connection). */
     readonly checkRemote: (url: string) => Effect.Effect<void, RemoteRefused>
     /** Forget a lab's local repository (after the link changed). */

@@ -6,7 +6,8 @@ import { FilesRepo, type PulledFile } from "../files/FilesRepo.js"
 import { normalizePath, toRepoPath } from "../files/Paths.js"
 import type { GitFigureFile } from "../figures/Figure.js"
 import { GitFigures, isFigurePath } from "../figures/GitFigures.js"
-import { Git, GitError, type GitRemote, type Head } from "./Git.js"
+import { blobId } from "../files/BlobId.js"
+import { type Change, Git, GitError, type GitRemote, type Head } from "./Git.js"
 import { type RepoLink, repoNameOf, type SyncResult, tokenIsBound } from "./RepoLink.js"
 import { addReconciled, planChanges, removalsOf } from "./PullPlan.js"
 import { decodeText, MAX_FILE_BYTES } from "./Rules.js"
@@ -20,6 +21,38 @@ const BATCH_FILES = 2000
 const BATCH_BYTES = 16 * 1024 * 1024
 /** The first batch is small, so the database starts writing while the next one is read. */
 const FIRST_BATCH_FILES = 250
+
+/** Writes committed and pushed at a time: each chunk is one push, visible as soon as it lands. */
+const CHUNK_WRITES = 500
+const CHUNK_BYTES = 32 * 1024 * 1024
+
+/** The first entries, up to CHUNK_BYTES of content (at least one). */
+const chunkOf = (entries: ReadonlyArray<OutboxEntry>): ReadonlyArray<OutboxEntry> => {
+  let bytes = 0
+  const chunk: Array<OutboxEntry> = []
+  for (const entry of entries) {
+    bytes += entry.content === null ? 0 : entry.content.length
+    if (chunk.length > 0 && bytes > CHUNK_BYTES) break
+    chunk.push(entry)
+  }
+  return chunk
+}
+
+const changeOf = (entry: OutboxEntry): Change => {
+  const verb = entry.content === null ? "Delete" : "Update"
+  return {
+    path: toRepoPath(entry.path),
+    content: entry.content,
+    info: { ...SERVICE_AUTHOR, message: `${verb} ${toRepoPath(entry.path)}\n\nWritten through Lab Service by ${entry.actor}.\n` }
+  }
+}
+
+/** Each path's last write in these entries, as the blob it leaves (a path last deleted has none). */
+const lastWrites = (entries: ReadonlyArray<OutboxEntry>) => {
+  const last = new Map<string, string | null>()
+  for (const entry of entries) last.set(entry.path, entry.content)
+  return [...last].flatMap(([path, content]) => (content === null ? [] : [{ path, sha: blobId(content) }]))
+}
 
 /** How often one push is retried on top of a moved remote before the job fails (and backs off). */
 const MAX_REJECTIONS = 5
@@ -197,12 +230,13 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
       })
 
     /**
-     * The pending outbox entries git can commit. An entry whose path git refuses (queued before the files API
-     * refused such paths) can never be pushed: it is set aside with the reason, so the writes after it still land.
+     * The oldest pending outbox entries git can commit, up to a chunk. An entry whose path git refuses (queued before
+     * the files API refused such paths) can never be pushed: it is set aside with the reason, so the writes after it
+     * still land.
      */
     const pushable = (labId: string) =>
       Effect.gen(function* () {
-        const entries = yield* links.pending(labId)
+        const entries = yield* links.pending(labId, CHUNK_WRITES)
         const accepted: Array<OutboxEntry> = []
         for (const entry of entries) {
           const refusal = Either.getLeft(normalizePath(entry.path))
@@ -218,52 +252,79 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
       })
 
     /**
-     * Turn every pending outbox entry into its own commit on top of the remote
-     * head and push them. A remote that moved is pulled first (so the lab's
-     * files include the outside change), then the commits are made again.
+     * Writes that landed (or need no commit): out of the outbox, their files git files from now on (README:
+     * "Auto-push"), and, after our own push, the new tip synced already (its webhook will find nothing to do).
+     */
+    const landed = (labId: string, entries: ReadonlyArray<OutboxEntry>, tip: Option.Option<string>) =>
+      Effect.gen(function* () {
+        yield* links.done(entries.map((e) => e.id))
+        yield* files.markPushed(labId, lastWrites(entries))
+        if (Option.isSome(tip)) yield* links.recordSynced(labId, tip)
+      }).pipe(sql.withTransaction, Effect.orDie)
+
+    /**
+     * Push the outbox a chunk at a time: each write its own commit, built on the remote head, the chunk one push. A
+     * remote that moved is pulled first (so the lab's files include the outside change). Before a push, its writes
+     * are marked with the commit it moves the branch to: if its answer is lost (a crash, a cut connection), the next
+     * attempt asks the remote whether that commit landed, and never commits those writes twice.
      */
     const push = (labId: string) =>
       Effect.gen(function* () {
-        const entries = yield* pushable(labId)
-        if (entries.length === 0) return 0
-        for (let attempt = 1; ; attempt++) {
+        let total = 0
+        for (let rejections = 0; ; ) {
+          const entries = yield* pushable(labId)
+          if (entries.length === 0) return total
           const link = yield* linkOf(labId)
           const remote = yield* remoteOf(link)
           const head = yield* git.fetch(labId, remote)
+          const lost = entries[0]?.pushCommit ?? null
+          if (lost !== null) {
+            const carried = entries.filter((e) => e.pushCommit === lost)
+            if (yield* didLand(labId, remote, link, head, lost)) {
+              yield* landed(labId, carried, Option.none())
+              total += carried.length
+              continue
+            }
+            yield* links.clearPushing(labId)
+          }
           if (Option.isSome(head) && !Option.contains(Option.fromNullable(link.lastSyncSha), head.value.commit)) {
             yield* apply(link, head.value, Option.none(), false)
           }
-          let tip = head
-          for (const entry of entries) {
-            const verb = entry.content === null ? "Delete" : "Update"
-            const next = yield* git.commit(labId, tip, [{ path: toRepoPath(entry.path), content: entry.content }], {
-              ...SERVICE_AUTHOR,
-              message: `${verb} ${toRepoPath(entry.path)}\n\nWritten through Lab Service by ${entry.actor}.\n`
-            })
-            // a write that matches the remote already needs no commit
-            if (Option.isNone(tip) || next.tree !== tip.value.tree) tip = Option.some(next)
-          }
-          const ids = entries.map((e) => e.id)
+          const chunk = chunkOf(entries)
+          const heads = yield* git.commitAll(labId, head, chunk.map(changeOf))
+          const tip = Option.flatten(Option.fromNullable(heads.at(-1)))
+          // writes that match the remote already need no commit
           if (Option.isNone(tip) || (Option.isSome(head) && tip.value.commit === head.value.commit)) {
-            yield* links.done(ids)
-            return entries.length
+            yield* landed(labId, chunk, Option.none())
+            total += chunk.length
+            continue
           }
+          yield* links.markPushing(chunk.map((e) => e.id), tip.value.commit)
           const pushed = yield* git.push(labId, remote, tip.value.commit, Option.map(head, (h) => h.commit)).pipe(
             Effect.as(true),
             Effect.catchTag("PushRejected", (rejected) =>
-              attempt >= MAX_REJECTIONS ? Effect.fail(new GitError({ message: rejected.message })) : Effect.succeed(false)
+              ++rejections >= MAX_REJECTIONS
+                ? Effect.zipRight(links.clearPushing(labId), Effect.fail(new GitError({ message: rejected.message })))
+                : Effect.as(links.clearPushing(labId), false)
             )
           )
           if (!pushed) continue
-          const newTip = tip.value.commit
-          yield* Effect.gen(function* () {
-            yield* links.done(ids)
-            // our own commit is synced already: its webhook will find nothing to do
-            yield* links.recordSynced(labId, Option.some(newTip))
-          }).pipe(sql.withTransaction, Effect.orDie)
-          return entries.length
+          yield* landed(labId, chunk, Option.some(tip.value.commit))
+          total += chunk.length
         }
       }).pipe(Effect.tapError((e) => links.noteAttempt(labId, e.message)))
+
+    /** Did the push to `commit`, whose answer was lost, land? Not when the remote is still where it was built on. */
+    const didLand = (labId: string, remote: GitRemote, link: RepoLink, head: Option.Option<Head>, commit: string) =>
+      Option.match(head, {
+        onNone: () => Effect.succeed(false),
+        onSome: (h) =>
+          h.commit === commit
+            ? Effect.succeed(true)
+            : h.commit === link.lastSyncSha
+              ? Effect.succeed(false)
+              : git.reaches(labId, remote, h.commit, commit)
+      })
 
     return { pull, push }
   })

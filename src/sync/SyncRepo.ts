@@ -23,7 +23,9 @@ export const OutboxEntry = Schema.Struct({
   labId: Schema.String,
   path: Schema.String,
   content: Schema.NullOr(Schema.String),
-  actor: Schema.String
+  actor: Schema.String,
+  /** The commit a push carrying this write was about to move the branch to, while its outcome is unknown. */
+  pushCommit: Schema.NullOr(Schema.String)
 })
 export type OutboxEntry = typeof OutboxEntry.Type
 
@@ -127,11 +129,21 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
         VALUES (${labId}, ${path}, ${content}, ${actor}, now())`)
 
     // set-aside writes stay in the outbox, as a record, but are never pending again
-    const pending = (labId: string) =>
-      sql`SELECT id, lab_id, path, content, actor FROM outbox WHERE lab_id = ${labId} AND set_aside_at IS NULL ORDER BY id`.pipe(
+    /** The oldest writes waiting to be pushed, at most `limit` of them (a push takes them a chunk at a time). */
+    const pending = (labId: string, limit: number) =>
+      sql`SELECT id, lab_id, path, content, actor, push_commit FROM outbox
+          WHERE lab_id = ${labId} AND set_aside_at IS NULL ORDER BY id LIMIT ${limit}`.pipe(
         Effect.flatMap(Schema.decodeUnknown(Schema.Array(OutboxEntry))),
         Effect.orDie
       )
+
+    /** Before a push: the commit these writes are about to land in (so a push whose answer is lost can be told). */
+    const markPushing = (ids: ReadonlyArray<number>, commit: string) =>
+      ids.length === 0 ? Effect.void : Effect.orDie(sql`UPDATE outbox SET push_commit = ${commit} WHERE id IN ${sql.in(ids)}`)
+
+    /** A push that did not land: its writes wait for the next one. */
+    const clearPushing = (labId: string) =>
+      Effect.orDie(sql`UPDATE outbox SET push_commit = NULL WHERE lab_id = ${labId} AND push_commit IS NOT NULL`)
 
     const pendingCount = (labId: string) =>
       Effect.map(Effect.orDie(sql<{ n: number }>`SELECT count(*)::int AS n FROM outbox WHERE lab_id = ${labId} AND set_aside_at IS NULL`), (rows) => rows[0]?.n ?? 0)
@@ -189,6 +201,8 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
       pending,
       pendingCount,
       pendingPaths,
+      markPushing,
+      clearPushing,
       done,
       noteAttempt,
       setAside,

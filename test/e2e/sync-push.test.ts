@@ -165,10 +165,32 @@ describe("auto-push against a real git server", { timeout: 90_000 }, () => {
       return (s.lastSyncAt ?? 0) > (afterKept.lastSyncAt ?? 0) ? s : undefined
     }, "the pull after the webhook")
     expect(await user.files(labId)).toEqual(filesBefore)
-    expect(await user.read(labId, "/notes/kept.md")).toEqual(kept)
+    // once its write has landed in the repository, the file is a git file like any other
+    expect(await user.read(labId, "/notes/kept.md")).toEqual({ ...kept, fromGit: true })
     expect(await user.syncEntries(labId)).toEqual(entriesBefore)
     expect(await user.syncNow(labId)).toEqual({ ok: true, pulled: 0, updated: 0, skipped: 0, removed: 0, sha: keptHead })
     expect(await bare("rev-parse", "main")).toBe(keptHead)
+  })
+
+  it("a pushed file is a git file: git deleting it (or making it binary) removes it; a file that never reached git stays", async () => {
+    const { labId, bare, wc } = await linkedLab("git-files", "acme/git-files")
+    await user.writeOk(labId, "/pushed.md", "pushed\n", 201)
+    await user.writeOk(labId, "/turns-binary.md", "text for now\n", 201)
+    await user.pushed(labId)
+    expect((await user.read(labId, "/pushed.md"))?.fromGit).toBe(true)
+    expect(await bare("show", "main:pushed.md")).toBe("pushed")
+    // a file written while auto-push is off never reaches git
+    await user.link(labId, (await user.status(labId)).repo, false)
+    await user.writeOk(labId, "/local-only.md", "mine\n", 201)
+
+    await wc.git("pull", "--quiet", "origin", "main")
+    await rm(join(wc.dir, "pushed.md"))
+    await put(wc.dir, "turns-binary.md", Uint8Array.from([0, 1, 2, 3]))
+    const c1 = await wc.commitAndPush("delete one, make one binary")
+    expect(await user.syncNow(labId)).toMatchObject({ removed: 2, skipped: 1, sha: c1 })
+    expect(await user.paths(labId)).toEqual(expect.arrayContaining(["/local-only.md"]))
+    expect(await user.read(labId, "/pushed.md")).toBeUndefined()
+    expect(await user.read(labId, "/turns-binary.md")).toBeUndefined()
   })
 
   it("refuses a write or delete with a stale sha (409) and writes nothing", async () => {

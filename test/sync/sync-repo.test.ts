@@ -51,11 +51,11 @@ const contract = (name: string, database: Layer.Layer<SqlClient.SqlClient, unkno
         const { labId } = yield* linkedLab()
         for (let i = 0; i < 23; i++) yield* sync.enqueue(labId, `/.git./${i}`, i % 2 === 0 ? "x" : null, "key_test")
         yield* sync.enqueue(labId, "/ok.md", "ok", "key_test")
-        const queued = yield* sync.pending(labId)
+        const queued = yield* sync.pending(labId, 100)
         for (const entry of queued.filter((e) => e.path !== "/ok.md")) yield* sync.setAside(entry.id, `refused ${entry.path}`)
         yield* sync.noteAttempt(labId, "host down")
 
-        expect((yield* sync.pending(labId)).map((e) => e.path)).toEqual(["/ok.md"])
+        expect((yield* sync.pending(labId, 100)).map((e) => e.path)).toEqual(["/ok.md"])
         expect(yield* sync.pendingCount(labId)).toBe(1)
         expect([...(yield* sync.pendingPaths(labId))]).toEqual(["/ok.md"])
         const setAside = yield* sync.setAsideOf(labId)

@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto"
+import { crc32, deflateSync } from "node:zlib"
+import type { IdxEntry } from "./PackIdx.js"
+import { OFS_DELTA, REF_DELTA, type ObjectType } from "./PackFormat.js"
+
+/**
+ * Writes a version-2 pack of objects the service made (commits, trees, blobs):
+ * whole, or as a delta on a base, an earlier object of the pack (OFS_DELTA) or
+ * one the receiver already holds (REF_DELTA: a thin pack, as git pushes).
+ */
+export type PackObject =
+  | { readonly kind: "whole"; readonly id: string; readonly type: ObjectType; readonly content: Buffer }
+  | { readonly kind: "delta"; readonly id: string; readonly baseId: string; readonly delta: Buffer }
+
+const TYPE_CODES: Readonly<Record<ObjectType, number>> = { commit: 1, tree: 2, blob: 3, tag: 4 }
+
+const entryHeader = (code: number, size: number): Buffer => {
+  const bytes: Array<number> = []
+  let byte = (code << 4) | (size & 0x0f)
+  let rest = Math.floor(size / 16)
+  while (rest > 0) {
+    bytes.push(byte | 0x80)
+    byte = rest & 0x7f
+    rest = Math.floor(rest / 128)
+  }
+  bytes.push(byte)
+  return Buffer.from(bytes)
+}
+
+/** git's encoding of how far back an OFS_DELTA's base starts. */
+const distanceBytes = (distance: number): Buffer => {
+  const bytes = [distance & 0x7f]
+  let rest = Math.floor(distance / 128)
+  while (rest > 0) {
+    rest -= 1
+    bytes.unshift(0x80 | (rest & 0x7f))
+    rest = Math.floor(rest / 128)
+  }
+  return Buffer.from(bytes)
+}
+
+export interface WrittenPack {
+  readonly pack: Buffer
+  /** The pack's own checksum (its trailer). */
+  readonly checksum: Buffer
+  /** Each object's id, offset and CRC-32, for the .idx. */
+  readonly entries: ReadonlyArray<IdxEntry>
+}
+
+export const writePack = (objects: ReadonlyArray<PackObject>): WrittenPack => {
+  const head = Buffer.alloc(12)
+  head.write("PACK", 0, "latin1")
+  head.writeUInt32BE(2, 4)
+  head.writeUInt32BE(objects.length, 8)
+  const parts: Array<Buffer> = [head]
+  const entries: Array<IdxEntry> = []
+  const offsets = new Map<string, number>()
+  let offset = 12
+  for (const object of objects) {
+    let header: Buffer
+    let data: Buffer
+    if (object.kind === "whole") {
+      header = entryHeader(TYPE_CODES[object.type], object.content.length)
+      data = object.content
+    } else {
+      const baseOffset = offsets.get(object.baseId)
+      header =
+        baseOffset === undefined
+          ? Buffer.concat([entryHeader(REF_DELTA, object.delta.length), Buffer.from(object.baseId, "hex")])
+          : Buffer.concat([entryHeader(OFS_DELTA, object.delta.length), distanceBytes(offset - baseOffset)])
+      data = object.delta
+    }
+    // fast compression: a push is written once and sent at once; text still shrinks severalfold
+    const deflated = deflateSync(data, { level: 1 })
+    entries.push({ id: object.id, offset, crc: crc32(deflated, crc32(header)) })
+    offsets.set(object.id, offset)
+    parts.push(header, deflated)
+    offset += header.length + deflated.length
+  }
+  const body = Buffer.concat(parts)
+  const checksum = createHash("sha1").update(body).digest()
+  return { pack: Buffer.concat([body, checksum]), checksum, entries }
+}
