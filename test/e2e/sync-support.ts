@@ -52,7 +52,7 @@ const LabCreated = Schema.Struct({ id: Schema.String, slug: Schema.String })
 const Deleted = Schema.Struct({ labId: Schema.String, path: Schema.String, sha: Schema.String, deleted: Schema.Literal(true) })
 
 /** A user of the service holding `token`: the calls the tests make, decoded with the contract's schemas. */
-export const userOf = (server: TestServer, token: string) => {
+export const userOf = (server: Pick<TestServer, "request">, token: string) => {
   const call = (method: string, path: string, body?: unknown) =>
     server.request(method, path, body === undefined ? { token } : { token, json: body })
 
