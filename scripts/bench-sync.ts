@@ -28,16 +28,16 @@
  * BENCH_LOG_DIR=<dir> (keep the service's log of each size there).
  */
 import { Schema } from "effect"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { execFile, spawn } from "node:child_process"
 import { createHmac, randomBytes } from "node:crypto"
-import { closeSync, copyFileSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { availableParallelism, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import pg from "pg"
 import { type GitServer, startGitServer } from "../test/support/GitServer.js"
-import { baseEnv, describe, freePort, logTail, makeHousekeeping, redactUrl, sleep, startNodeFlags, withSearchPath } from "./bench/Util.js"
+import { memoryOf, resetHwm, type Service, serviceRunner } from "./bench/Service.js"
+import { describe, logTail, makeHousekeeping, redactUrl, sleep } from "./bench/Util.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const run = promisify(execFile)
@@ -62,7 +62,6 @@ const CPU_PROF_DIR = process.env["BENCH_CPU_PROF"] ? resolve(process.env["BENCH_
 const LOG_DIR = process.env["BENCH_LOG_DIR"] ? resolve(process.env["BENCH_LOG_DIR"]) : undefined
 const FILES_PER_DIR = 100
 const DIRS_PER_AREA = 10
-const HUGE_LIMIT = "1000000000"
 
 const TARGET_INITIAL_RATIO = 3
 const TARGET_INCREMENTAL_MS = 300
@@ -73,7 +72,6 @@ const TARGET_WEBHOOK_MS = 1000
 // wire shapes, decoded with Schema
 
 const Meta = Schema.Struct({ request_id: Schema.String, timestamp: Schema.String })
-const StatusBody = Schema.Struct({ data: Schema.Struct({ status: Schema.Literal("ok") }), meta: Meta })
 const LabBody = Schema.Struct({ data: Schema.Struct({ id: Schema.String }), meta: Meta })
 const SyncStatusBody = Schema.Struct({ repo: Schema.String, lastSyncSha: Schema.NullOr(Schema.String) })
 const SyncResultBody = Schema.Struct({
@@ -99,7 +97,9 @@ const SyncActivityData = Schema.Struct({ added: Schema.Number, updated: Schema.N
 // ---------------------------------------------------------------------------
 // cleanup: children, temp dirs, the git server and PostgreSQL schemas go away on every exit path
 
-const { children, tempDirs, cleanups, stopChild, cleanupAll, isInterrupted } = makeHousekeeping("the service")
+const housekeeping = makeHousekeeping("the service")
+const { tempDirs, cleanups, stopChild, cleanupAll, isInterrupted } = housekeeping
+const { startService, freshSchema } = serviceRunner(housekeeping, { root: ROOT, cpuProfDir: CPU_PROF_DIR })
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -271,91 +271,6 @@ const referenceIncremental = async (ref: Reference, path: string): Promise<numbe
   return now() - started
 }
 
-// ---------------------------------------------------------------------------
-// the service, in a child process of its own, as `npm start` runs it (`node <flags> --import tsx src/main.ts`), so its pid is the server's
-
-interface Service {
-  readonly child: ChildProcess
-  readonly pid: number
-  readonly baseUrl: string
-  readonly logPath: string
-  readonly exited: Promise<void>
-}
-
-const startService = async (dataDir: string, adminKey: string, databaseUrl: string | undefined, label: string, logPath: string) => {
-  const port = await freePort()
-  const baseUrl = `http://127.0.0.1:${port}`
-  const env: NodeJS.ProcessEnv = {
-    ...baseEnv(),
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    ADMIN_API_KEY: adminKey,
-    PUBLIC_BASE_URL: baseUrl,
-    // the benchmark's git server is on loopback, which git traffic may reach only when allowed
-    GIT_ALLOWED_HOSTS: "127.0.0.1",
-    RATE_LIMIT_ADMIN_PER_MINUTE: HUGE_LIMIT,
-    RATE_LIMIT_ADMIN_PER_DAY: HUGE_LIMIT,
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})
-  }
-  // one directory per size: node names the files itself, one per thread (the main one and tsx's loader)
-  const profile = CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${join(CPU_PROF_DIR, `service-${label}`)}`] : []
-  const log = openSync(logPath, "a")
-  const child = spawn(process.execPath, [...startNodeFlags(ROOT), ...profile, "--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", log, log],
-    detached: true
-  })
-  closeSync(log)
-  children.add(child)
-  const exited = new Promise<void>((done) => child.once("exit", () => done()))
-  if (child.pid === undefined) throw new Error("the service did not start")
-  const service: Service = { child, pid: child.pid, baseUrl, logPath, exited }
-  await waitReady(service)
-  return service
-}
-
-const waitReady = async (service: Service, timeoutMs = 120_000) => {
-  const deadline = Date.now() + timeoutMs
-  let exited = false
-  void service.exited.then(() => (exited = true))
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`the service exited before it was ready; its log:\n${logTail(service.logPath)}`)
-    try {
-      const response = await fetch(`${service.baseUrl}/api/v1/status`, { signal: AbortSignal.timeout(2_000) })
-      if (response.ok) {
-        Schema.decodeUnknownSync(StatusBody)(await response.json())
-        return
-      }
-    } catch {
-      // not listening yet
-    }
-    await sleep(100)
-  }
-  throw new Error(`the service was not ready within ${timeoutMs / 1000} s; its log:\n${logTail(service.logPath)}`)
-}
-
-/** VmHWM and VmRSS of a process, in MiB. */
-const memoryOf = (pid: number): { readonly hwm: number; readonly rss: number } => {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8")
-  const kib = (field: string) => {
-    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)
-    return m?.[1] ? Number(m[1]) / 1024 : Number.NaN
-  }
-  return { hwm: kib("VmHWM"), rss: kib("VmRSS") }
-}
-
-/** Reset the process's VmHWM to its current RSS (Linux >= 4.0: `5` to /proc/<pid>/clear_refs); false when refused. */
-const resetHwm = (pid: number): boolean => {
-  try {
-    writeFileSync(`/proc/${pid}/clear_refs`, "5")
-    return true
-  } catch {
-    return false
-  }
-}
-
 const call = async <A, I>(
   schema: Schema.Schema<A, I>,
   service: Service,
@@ -390,32 +305,6 @@ const readFileContent = async (service: Service, token: string, labId: string, i
   if (response.status === 404) return undefined
   if (response.status !== 200) throw new Error(`GET ${fileUrl(labId, i)}: ${response.status}: ${text.slice(0, 300)}`)
   return Schema.decodeUnknownSync(Schema.parseJson(FileBody))(text).data.content
-}
-
-// ---------------------------------------------------------------------------
-// PostgreSQL (when DATABASE_URL is set): a fresh schema per size
-
-const freshSchema = async (baseUrl: string, label: string): Promise<string> => {
-  const schema = `bench_sync_${label}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
-  const client = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5_000 })
-  client.on("error", () => {})
-  await client.connect()
-  try {
-    await client.query(`CREATE SCHEMA "${schema}"`)
-  } finally {
-    await client.end()
-  }
-  cleanups.push(async () => {
-    const dropper = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5_000 })
-    dropper.on("error", () => {})
-    await dropper.connect()
-    try {
-      await dropper.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    } finally {
-      await dropper.end()
-    }
-  })
-  return withSearchPath(baseUrl, schema)
 }
 
 // ---------------------------------------------------------------------------

@@ -34,6 +34,20 @@ interface Dir {
   tree: TreeBytes
   /** The id of the version last written (or read), a base for the next version's delta. */
   oid: string | undefined
+  /** How many deltas reading that version takes. */
+  depth: number
+}
+
+/**
+ * Deltas on deltas, at most (git's own pack.depth default): each commit's directory a delta on the one before
+ * would make reading the newest version of a busy directory apply thousands of deltas.
+ */
+export const MAX_DELTA_DEPTH = 50
+
+/** A tree of the parent's, and how many deltas reading it takes. */
+export interface StoredTree {
+  readonly content: Buffer
+  readonly depth: number
 }
 
 const nameOf = (path: string) => path.slice(path.lastIndexOf("/") + 1)
@@ -42,7 +56,7 @@ const nameOf = (path: string) => path.slice(path.lastIndexOf("/") + 1)
  * `readTree` answers a tree of the parent's (from the lab's store) by id.
  * Throws when a tree it needs cannot be read.
  */
-export const buildCommits = (readTree: (oid: string) => Buffer | undefined, parent: Head | undefined, changes: ReadonlyArray<Change>): Built => {
+export const buildCommits = (readTree: (oid: string) => StoredTree | undefined, parent: Head | undefined, changes: ReadonlyArray<Change>): Built => {
   const dirs = new Map<string, Dir>()
   const objects: Array<PackObject> = []
   const made = new Set<string>()
@@ -53,12 +67,14 @@ export const buildCommits = (readTree: (oid: string) => Buffer | undefined, pare
     const known = dirs.get(path)
     if (known) return known
     let tree = TreeBytes.empty()
+    let depth = 0
     if (oid !== undefined && oid !== EMPTY_TREE) {
-      const content = readTree(oid)
-      if (content === undefined) throw new Error(`the tree ${oid} is not in the lab's store`)
-      tree = TreeBytes.parse(content)
+      const stored = readTree(oid)
+      if (stored === undefined) throw new Error(`the tree ${oid} is not in the lab's store`)
+      tree = TreeBytes.parse(stored.content)
+      depth = stored.depth
     }
-    const dir = { tree, oid }
+    const dir = { tree, oid, depth }
     dirs.set(path, dir)
     return dir
   }
@@ -72,8 +88,11 @@ export const buildCommits = (readTree: (oid: string) => Buffer | undefined, pare
   /** Write a directory's new version: a delta on the version before when that is smaller; its id. */
   const writeDir = (dir: Dir, before: Buffer | undefined): string => {
     const id = treeId(dir.tree)
-    const delta = before !== undefined && dir.oid !== undefined && dir.oid !== id ? prefixSuffixDelta(before, dir.tree.bytes) : undefined
-    if (id !== dir.oid) emit(delta && dir.oid ? { kind: "delta", id, baseId: dir.oid, delta } : { kind: "whole", id, type: "tree", content: dir.tree.bytes })
+    if (id === dir.oid) return id
+    const delta =
+      before !== undefined && dir.oid !== undefined && dir.depth < MAX_DELTA_DEPTH ? prefixSuffixDelta(before, dir.tree.bytes) : undefined
+    emit(delta && dir.oid ? { kind: "delta", id, baseId: dir.oid, delta } : { kind: "whole", id, type: "tree", content: dir.tree.bytes })
+    dir.depth = delta ? dir.depth + 1 : 0
     dir.oid = id
     return id
   }

@@ -50,8 +50,9 @@ export const makeDiskCommits = (options: DiskCommitsOptions) => {
     new GitError({ message: `${what} ${remote.url} ${remote.branch}: ${describeFailure(cause)}` })
 
   const readTree = (labId: string) => (oid: string) => {
-    const object = options.objectsOf(labId).read(oid)
-    return object?.type === "tree" ? object.content : undefined
+    const objects = options.objectsOf(labId)
+    const object = objects.read(oid)
+    return object?.type === "tree" ? { content: object.content, depth: objects.deltaDepth(oid) } : undefined
   }
 
   /** Store a pack of the objects made in the lab's store, so later diffs, reads and fetches find them. */

@@ -42,6 +42,8 @@ export interface ObjectReader {
   readonly read: (oid: string) => GitObject | undefined
   /** Like `read`, but an object over `maxBytes` comes without its content (it is not inflated). */
   readonly readBounded: (oid: string, maxBytes: number) => ObjectInfo | undefined
+  /** How many deltas must be applied to read the object (0: stored whole, or not held). */
+  readonly deltaDepth: (oid: string) => number
   /** A large object's content by position, spilled to a scratch file (never whole in memory). */
   readonly spill: (oid: string, scratch: Scratch) => Promise<RandomAccess | undefined>
   /**
@@ -139,6 +141,14 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     const base = baseOf(pack, offset, header)
     const size = deltaSizes(inflatePrefix(accessOf(pack), header.dataStart, 32)).resultSize
     return { type: "pack" in base ? infoAt(base.pack, base.offset, depth + 1).type : base.loose.type, size }
+  }
+
+  const depthAt = (pack: Pack, offset: number, depth: number): number => {
+    if (depth > MAX_CHAIN) throw new PackError("delta chain too deep")
+    const header = headerAt(pack, offset)
+    if (TYPES[header.kind] !== undefined) return depth
+    const base = baseOf(pack, offset, header)
+    return "pack" in base ? depthAt(base.pack, base.offset, depth + 1) : depth + 1
   }
 
   /** The object stored at `offset` of `pack` (deltas resolved), not yet checked against an id. */
@@ -254,6 +264,12 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     return info?.content ? { type: info.type, content: info.content } : undefined
   }
 
+  const deltaDepth = (oid: string): number => {
+    touch()
+    const at = /^[0-9a-f]{40}$/.test(oid) ? locatePacked(oid) : undefined
+    return at === undefined ? 0 : depthAt(at.pack, at.offset, 0)
+  }
+
   const spill = async (oid: string, scratch: Scratch): Promise<RandomAccess | undefined> => {
     touch()
     const at = /^[0-9a-f]{40}$/.test(oid) ? locate(oid) : undefined
@@ -273,7 +289,7 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     baseBytes = 0
   }
 
-  return { read, readBounded, spill, close }
+  return { read, readBounded, deltaDepth, spill, close }
 }
 
 /** Objects handed to `withPreloaded` are kept only up to this many bytes in all. */
@@ -300,6 +316,7 @@ export const withPreloaded = (reader: ObjectReader, objects: ReadonlyMap<string,
       if (object === undefined) return reader.readBounded(oid, maxBytes)
       return { type: object.type, size: object.content.length, content: object.content.length > maxBytes ? undefined : object.content }
     },
+    deltaDepth: (oid) => (preloaded.has(oid) ? 0 : reader.deltaDepth(oid)),
     spill: reader.spill,
     close: () => {
       preloaded.clear()

@@ -1,0 +1,130 @@
+/**
+ * The service under benchmark, in a child process of its own as `npm start` runs it
+ * (`node <flags> --import tsx src/main.ts`), so its pid is the server's; its memory read from /proc;
+ * a fresh PostgreSQL schema per run when DATABASE_URL is set.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { Schema } from "effect"
+import pg from "pg"
+import { baseEnv, freePort, logTail, type makeHousekeeping, sleep, startNodeFlags, withSearchPath } from "./Util.js"
+
+export interface Service {
+  readonly child: ChildProcess
+  readonly pid: number
+  readonly baseUrl: string
+  readonly logPath: string
+  readonly exited: Promise<void>
+}
+
+const HUGE_LIMIT = "1000000000"
+const StatusBody = Schema.Struct({ data: Schema.Struct({ status: Schema.Literal("ok") }) })
+
+const waitReady = async (service: Service, timeoutMs = 120_000) => {
+  const deadline = Date.now() + timeoutMs
+  let exited = false
+  void service.exited.then(() => (exited = true))
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`the service exited before it was ready; its log:\n${logTail(service.logPath)}`)
+    try {
+      const response = await fetch(`${service.baseUrl}/api/v1/status`, { signal: AbortSignal.timeout(2_000) })
+      if (response.ok) {
+        Schema.decodeUnknownSync(StatusBody)(await response.json())
+        return
+      }
+    } catch {
+      // not listening yet
+    }
+    await sleep(100)
+  }
+  throw new Error(`the service was not ready within ${timeoutMs / 1000} s; its log:\n${logTail(service.logPath)}`)
+}
+
+/** Starts services and PostgreSQL schemas that the housekeeping stops and drops on every exit path. */
+export const serviceRunner = (
+  housekeeping: ReturnType<typeof makeHousekeeping>,
+  options: { readonly root: string; readonly cpuProfDir?: string | undefined }
+) => {
+  const startService = async (
+    dataDir: string,
+    adminKey: string,
+    databaseUrl: string | undefined,
+    label: string,
+    logPath: string,
+    extraEnv: NodeJS.ProcessEnv = {}
+  ): Promise<Service> => {
+    const port = await freePort()
+    const baseUrl = `http://127.0.0.1:${port}`
+    const env: NodeJS.ProcessEnv = {
+      ...baseEnv(),
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: adminKey,
+      PUBLIC_BASE_URL: baseUrl,
+      // the benchmark's git server is on loopback, which git traffic may reach only when allowed
+      GIT_ALLOWED_HOSTS: "127.0.0.1",
+      RATE_LIMIT_ADMIN_PER_MINUTE: HUGE_LIMIT,
+      RATE_LIMIT_ADMIN_PER_DAY: HUGE_LIMIT,
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...extraEnv
+    }
+    // one directory per label: node names the files itself, one per thread (the main one and tsx's loader)
+    const profile = options.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${join(options.cpuProfDir, `service-${label}`)}`] : []
+    const log = openSync(logPath, "a")
+    const child = spawn(process.execPath, [...startNodeFlags(options.root), ...profile, "--import", "tsx", "src/main.ts"], {
+      cwd: options.root,
+      env,
+      stdio: ["ignore", log, log],
+      detached: true
+    })
+    closeSync(log)
+    housekeeping.children.add(child)
+    const exited = new Promise<void>((done) => child.once("exit", () => done()))
+    if (child.pid === undefined) throw new Error("the service did not start")
+    const service: Service = { child, pid: child.pid, baseUrl, logPath, exited }
+    await waitReady(service)
+    return service
+  }
+
+  const freshSchema = async (baseUrl: string, label: string): Promise<string> => {
+    const schema = `bench_${label}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`.replace(/[^a-z0-9_]/g, "_")
+    const query = async (sql: string) => {
+      const client = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5_000 })
+      client.on("error", () => {})
+      await client.connect()
+      try {
+        await client.query(sql)
+      } finally {
+        await client.end()
+      }
+    }
+    await query(`CREATE SCHEMA "${schema}"`)
+    housekeeping.cleanups.push(() => query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
+    return withSearchPath(baseUrl, schema)
+  }
+
+  return { startService, freshSchema }
+}
+
+/** VmHWM and VmRSS of a process, in MiB. */
+export const memoryOf = (pid: number): { readonly hwm: number; readonly rss: number } => {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8")
+  const kib = (field: string) => {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)
+    return m?.[1] ? Number(m[1]) / 1024 : Number.NaN
+  }
+  return { hwm: kib("VmHWM"), rss: kib("VmRSS") }
+}
+
+/** Reset the process's VmHWM to its current RSS (Linux >= 4.0: `5` to /proc/<pid>/clear_refs); false when refused. */
+export const resetHwm = (pid: number): boolean => {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5")
+    return true
+  } catch {
+    return false
+  }
+}
