@@ -191,6 +191,14 @@ describe("sync rules (spec 4.4) against a real git server", { timeout: 90_000 },
     expect(await user.syncNow(labId)).toEqual({ ok: true, pulled: 1, updated: 0, skipped: odd.length, removed: 0, sha: c1 })
     expect(await user.paths(labId)).toEqual(["/README.md", "/notes/ok.md"])
     expect((await user.status(labId)).lastError).toBeNull()
+
+    // auto-push commits on top of that tree, and the odd names stay in it as they were
+    expect((await user.call("PATCH", "/api/v1/sync", { labId, autoPushOnEdit: true })).status).toBe(200)
+    await user.writeOk(labId, "/notes/new.md", "from the API\n")
+    expect((await user.pushed(labId)).lastError).toBeNull()
+    await wc.pull()
+    const tree = (await wc.git("ls-tree", "-r", "--name-only", "-z", "HEAD")).split("\0").filter((p) => p !== "")
+    expect(tree.sort()).toEqual([...odd, "README.md", "notes/new.md", "notes/ok.md"].sort())
   })
 
   it("deletes files that came from git, never files created through the API", async () => {
