@@ -4,6 +4,7 @@ import {
   PayloadTooLargeWire,
   RateLimitedWire,
   ServerErrorWire,
+  ServiceUnavailableWire,
   UnsupportedMediaTypeWire,
   ValidationErrorWire
 } from "./http/Errors.js"
@@ -91,6 +92,7 @@ export class Api extends HttpApi.make("lab-service")
   .addError(UnsupportedMediaTypeWire)
   .addError(RateLimitedWire)
   .addError(ServerErrorWire)
+  .addError(ServiceUnavailableWire)
   .annotate(OpenApi.Title, "Lab Service")
   .annotate(OpenApi.Version, VERSION)
   .annotate(

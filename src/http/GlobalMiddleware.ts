@@ -10,6 +10,7 @@ import { Identity } from "../auth/Identity.js"
 import { isAdmin, type Principal } from "../auth/Principal.js"
 import { Labs } from "../labs/Labs.js"
 import { AdminLimits, bindingWindow, type Limits, PLAN_LIMITS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
+import { DatabaseUnavailable, withConnectionRetry } from "../db/ConnectionLoss.js"
 import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
 import { type CountedWindows, CurrentRequest, type Identified, newRequestId } from "./RequestContext.js"
 import type { RouteTable } from "./RouteTable.js"
@@ -36,6 +37,18 @@ const errorResponse = (tag: ErrorTag, message: string, headers: Record<string, s
   return HttpServerResponse.unsafeJson(body, { status: body.error.status, headers })
 }
 
+/** Seconds a client is told to wait after the database connection was lost (the pool reconnects in milliseconds). */
+const DATABASE_RETRY_AFTER_SECONDS = 1
+
+const databaseUnavailable = (error: DatabaseUnavailable) =>
+  errorResponse(
+    "ServiceUnavailable",
+    error.mayHaveLanded
+      ? "the database connection was lost while the change was being saved: it may or may not have been applied; check before sending it again"
+      : "the database connection was lost; nothing was changed: retry",
+    { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) }
+  )
+
 const tooLarge = (limit: number) => errorResponse("PayloadTooLarge", `the request body exceeds ${limit} bytes`)
 
 const decodeMessage = (error: HttpApiError.HttpApiDecodeError): string => {
@@ -60,6 +73,7 @@ const toErrorResponse = (routes: RouteTable, requestId: string) => (cause: Cause
     if (Cause.isInterruptedOnly(cause)) return yield* Effect.interrupt
     const failure = Cause.squash(cause)
     if (isApiError(failure)) return errorResponse(failure._tag, failure.message)
+    if (failure instanceof DatabaseUnavailable) return databaseUnavailable(failure)
     if (failure instanceof HttpApiError.HttpApiDecodeError) return errorResponse("ValidationError", decodeMessage(failure))
     if (HttpServerError.isServerError(failure)) {
       if (failure._tag === "RouteNotFound") {
@@ -113,7 +127,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
       isAdmin(principal) ? Effect.succeed(adminLimits) : Effect.map(labs.planOf(principal), (plan) => PLAN_LIMITS[plan])
 
     return (app: HttpApp.Default): HttpApp.Default =>
-      Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>((fiber) => {
+      Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, DatabaseUnavailable, HttpServerRequest.HttpServerRequest>((fiber) => {
         const requestId = newRequestId()
         const original = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
         const url = canonicalUrl(original.url)
@@ -144,10 +158,15 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           }
           // hostile strings and shapes are refused before routing; the check reads the body through the request the route gets
           const checked = Effect.zipRight(inputCheck, app)
-          const routed = Effect.locally(
-            request === original ? checked : Effect.provideService(checked, HttpServerRequest.HttpServerRequest, request),
-            CurrentRequest,
-            { id: requestId, identity: identified, counted }
+          // a request that lost its database connection before anything of it was saved runs again; a webhook's
+          // body is read as a stream, once: it is answered 503 and the git host delivers it again
+          const routed = withConnectionRetry(
+            Effect.locally(
+              request === original ? checked : Effect.provideService(checked, HttpServerRequest.HttpServerRequest, request),
+              CurrentRequest,
+              { id: requestId, identity: identified, counted }
+            ),
+            { retry: !webhook }
           )
           // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
           const finish = (response: HttpServerResponse.HttpServerResponse) => answer(bodyTooLarge(original) ? tooLarge(bodyLimit) : response)
@@ -157,22 +176,23 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           })
         }
 
-        return Effect.flatMap(identity.identify(request.headers["authorization"]), (identified) => {
+        return Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
           const principal = Either.isRight(identified) ? identified.right : Option.none<Principal>()
           if (Option.isNone(principal)) {
             const address = Option.getOrElse(request.remoteAddress, () => "unknown")
             const account = webhook ? `webhook:${address}` : `ip:${address}`
             return Effect.flatMap(rateLimits.consume(account, anonymous(webhook)), (decision) => serve(identified, decision))
           }
-          return Effect.flatMap(limitsOf(principal.value), (limits) =>
+          return Effect.flatMap(withConnectionRetry(limitsOf(principal.value)), (limits) =>
             Effect.flatMap(rateLimits.consume(principal.value.id, limits), (decision) => serve(identified, decision))
           )
         })
       }).pipe(
-        Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause)
-            ? Effect.interrupt
-            : Effect.as(Effect.logError("request failed before routing", cause), errorResponse("ServerError", "internal error"))
-        )
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+          const failure = Cause.squash(cause)
+          if (failure instanceof DatabaseUnavailable) return Effect.succeed(databaseUnavailable(failure))
+          return Effect.as(Effect.logError("request failed before routing", cause), errorResponse("ServerError", "internal error"))
+        })
       )
   })

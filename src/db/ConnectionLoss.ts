@@ -1,0 +1,122 @@
+import { SqlClient, Statement } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
+import { Cause, Context, Data, Effect, FiberRef, FiberRefs, Option, Schedule } from "effect"
+
+/**
+ * A lost database connection (PostgreSQL restarted, a backend terminated, the
+ * network cut) is not a fault of the request that was using it. A request is
+ * run again when nothing it did could have been saved; otherwise it fails with
+ * DatabaseUnavailable (503 at the HTTP edge), which says whether a change may
+ * have landed. A write is never retried blindly: a COMMIT whose answer was lost
+ * may have landed, and running the request again would make it twice.
+ */
+
+/** SQLSTATEs of a connection lost or refused: class 08, and the server shutting a backend (57P01-57P03). */
+const LOST_STATES = new Set(["57P01", "57P02", "57P03"])
+/** Node's socket errors. */
+const SOCKET_CODES = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "ENOTCONN", "ECONNABORTED", "EHOSTUNREACH"])
+/** What pg says of a connection that ended or cannot be used (no SQLSTATE). */
+const LOST_MESSAGES = /connection terminated|not queryable|connection error|connection timeout|timeout exceeded when trying to connect|server closed the connection/i
+/** What @effect/sql-pg says when no connection could be had. */
+const ACQUIRE_MESSAGES = /^(Failed to acquire connection|Connection error)/
+
+const codeOf = (u: unknown): unknown => (typeof u === "object" && u !== null && "code" in u ? u.code : undefined)
+const messageOf = (u: unknown): string => (u instanceof Error ? u.message : "")
+
+/** Is this error a lost (or unobtainable) database connection? */
+export const isConnectionLoss = (u: unknown): boolean => {
+  if (!(u instanceof SqlError)) return false
+  if (ACQUIRE_MESSAGES.test(u.message)) return true
+  const code = codeOf(u.cause)
+  if (typeof code === "string" && (code.startsWith("08") || LOST_STATES.has(code) || SOCKET_CODES.has(code))) return true
+  return LOST_MESSAGES.test(messageOf(u.cause))
+}
+
+const causeHasConnectionLoss = (cause: Cause.Cause<unknown>): boolean =>
+  Cause.reduce(cause, false, (found, part) =>
+    found ? Option.some(true) : part._tag === "Fail" ? Option.some(isConnectionLoss(part.error)) : part._tag === "Die" ? Option.some(isConnectionLoss(part.defect)) : Option.none()
+  )
+
+/** The database could not be used; `mayHaveLanded`: a change of this request may have been saved before the loss. */
+export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{ readonly mayHaveLanded: boolean }> {}
+
+/** What one run of a request may have saved so far. */
+interface WriteLedger {
+  mayHaveLanded: boolean
+}
+
+const CurrentLedger = FiberRef.unsafeMake<Option.Option<WriteLedger>>(Option.none())
+
+const inTransaction = (refs: FiberRefs.FiberRefs) =>
+  Context.getOption(FiberRefs.getOrDefault(refs, FiberRef.currentContext), SqlClient.TransactionConnection)._tag === "Some"
+
+/** A statement that only reads (by its first word); anything else is taken as one that may write. */
+const onlyReads = (statement: Statement.Statement<unknown>) => {
+  const first = statement.segments[0]
+  return first !== undefined && first._tag === "Literal" && /^\s*(select|show)\b/i.test(first.value)
+}
+
+/** Notes, before it is sent, a statement that may write outside a transaction (its answer could be lost after it landed). */
+const noteAutocommitWrites =
+  (ledger: WriteLedger): Statement.Statement.Transformer =>
+  (statement, _sql, refs) => {
+    if (!ledger.mayHaveLanded && !onlyReads(statement) && !inTransaction(refs)) ledger.mayHaveLanded = true
+    return Effect.succeed(statement)
+  }
+
+/**
+ * The SqlClient with its transactions noted in the current ledger: one whose body succeeded may have landed from
+ * then on (its COMMIT is sent; if its answer is lost, nobody knows). A body that failed was rolled back: nothing.
+ */
+export const trackingWrites = (client: SqlClient.SqlClient): SqlClient.SqlClient => {
+  const withTransaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+    Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+      Option.isSome(outer)
+        ? client.withTransaction(effect)
+        : Effect.flatMap(FiberRef.get(CurrentLedger), (ledger) =>
+            Option.isNone(ledger)
+              ? client.withTransaction(effect)
+              : client.withTransaction(Effect.tap(effect, () => Effect.sync(() => (ledger.value.mayHaveLanded = true))))
+          )
+    )
+  return new Proxy(client, {
+    get: (target, property, receiver) => (property === "withTransaction" ? withTransaction : Reflect.get(target, property, receiver))
+  })
+}
+
+/** Retries of a run that lost its connection before anything could land: about 0.4 s in all. */
+const RETRIES = Schedule.exponential("25 millis").pipe(Schedule.jittered, Schedule.intersect(Schedule.recurs(4)))
+
+interface Failed<E> {
+  readonly cause: Cause.Cause<E>
+  readonly lost: boolean
+  readonly mayHaveLanded: boolean
+}
+
+/**
+ * Run `effect` (a request), again while it fails on a lost connection before anything of it could have been saved
+ * (`retry: false`: never again, for a request whose input cannot be read twice). A connection still lost at the end
+ * is DatabaseUnavailable.
+ */
+export const withConnectionRetry = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  options: { readonly retry: boolean } = { retry: true }
+): Effect.Effect<A, E | DatabaseUnavailable, R> => {
+  const attempt = Effect.suspend(() => {
+    const ledger: WriteLedger = { mayHaveLanded: false }
+    return effect.pipe(
+      Effect.locally(CurrentLedger, Option.some(ledger)),
+      Effect.locally(Statement.currentTransformer, Option.some(noteAutocommitWrites(ledger))),
+      Effect.sandbox,
+      Effect.mapError((cause): Failed<E> => ({ cause, lost: causeHasConnectionLoss(cause), mayHaveLanded: ledger.mayHaveLanded }))
+    )
+  })
+  const retried = options.retry ? Effect.retry(attempt, { schedule: RETRIES, while: (f) => f.lost && !f.mayHaveLanded }) : attempt
+  return retried.pipe(
+    Effect.catchAll((f): Effect.Effect<never, E | DatabaseUnavailable> =>
+      f.lost && !Cause.isInterruptedOnly(f.cause)
+        ? Effect.fail(new DatabaseUnavailable({ mayHaveLanded: f.mayHaveLanded }))
+        : Effect.failCause(f.cause)
+    )
+  )
+}
