@@ -64,7 +64,8 @@ const quotas = Config.all({
   runningPods: perPlan("QUOTA_RUNNING_PODS", "runningPods"),
   storedBytes: perPlan("QUOTA_STORED_BYTES", "storedBytes", true),
   backupsKept: perPlan("QUOTA_BACKUPS_KEPT", "backupsKept"),
-  forcedSyncsPerMinute: perPlan("QUOTA_FORCED_SYNCS_PER_MINUTE", "forcedSyncsPerMinute")
+  forcedSyncsPerMinute: perPlan("QUOTA_FORCED_SYNCS_PER_MINUTE", "forcedSyncsPerMinute"),
+  records: perPlan("QUOTA_RECORDS", "records")
 }).pipe(
   Config.map((q): Record<Plan, PlanQuotas> => {
     const of = (plan: Plan): PlanQuotas => ({
@@ -72,7 +73,8 @@ const quotas = Config.all({
       runningPods: q.runningPods[plan],
       storedBytes: q.storedBytes[plan],
       backupsKept: q.backupsKept[plan],
-      forcedSyncsPerMinute: q.forcedSyncsPerMinute[plan]
+      forcedSyncsPerMinute: q.forcedSyncsPerMinute[plan],
+      records: q.records[plan]
     })
     return { free: of("free"), pro: of("pro"), team: of("team") }
   })

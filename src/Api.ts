@@ -2,6 +2,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { KeysApi, MeApi } from "./auth/Api.js"
 import {
   PayloadTooLargeWire,
+  QuotaExceededWire,
   RateLimitedWire,
   ServerErrorWire,
   ServiceUnavailableWire,
@@ -91,6 +92,8 @@ export class Api extends HttpApi.make("lab-service")
   .addError(PayloadTooLargeWire)
   .addError(UnsupportedMediaTypeWire)
   .addError(RateLimitedWire)
+  // any write may take its lab over the records quota (src/quotas/RecordsQuota.ts)
+  .addError(QuotaExceededWire)
   .addError(ServerErrorWire)
   .addError(ServiceUnavailableWire)
   .annotate(OpenApi.Title, "Lab Service")

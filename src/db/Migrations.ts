@@ -14,6 +14,7 @@ import * as search from "../search/Sql.js"
 import * as standups from "../standups/Sql.js"
 import * as surveys from "../surveys/Sql.js"
 import * as telemetry from "../telemetry/Sql.js"
+import { recordsQuota } from "./migrations/0010-records-quota.js"
 
 /**
  * The schema, as an ordered list of migrations. Applied once each, in order, at
@@ -252,5 +253,6 @@ ALTER TABLE outbox ADD COLUMN push_commit text;
 -- a pull asks, path by path, whether a write waits to be pushed
 CREATE INDEX outbox_lab_path ON outbox (lab_id, path) WHERE set_aside_at IS NULL;
 `
-  }
+  },
+  recordsQuota
 ]

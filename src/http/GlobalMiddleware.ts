@@ -11,6 +11,7 @@ import { isAdmin, type Principal } from "../auth/Principal.js"
 import { Labs } from "../labs/Labs.js"
 import { AdminLimits, bindingWindow, type Limits, PLAN_LIMITS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
 import { DatabaseUnavailable, withConnectionRetry } from "../db/ConnectionLoss.js"
+import { recordsQuotaMessage } from "../quotas/RecordsQuota.js"
 import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
 import { type CountedWindows, CurrentRequest, type Identified, newRequestId } from "./RequestContext.js"
 import type { RouteTable } from "./RouteTable.js"
@@ -74,6 +75,8 @@ const toErrorResponse = (routes: RouteTable, requestId: string) => (cause: Cause
     const failure = Cause.squash(cause)
     if (isApiError(failure)) return errorResponse(failure._tag, failure.message)
     if (failure instanceof DatabaseUnavailable) return databaseUnavailable(failure)
+    const overRecords = recordsQuotaMessage(failure)
+    if (overRecords !== undefined) return errorResponse("QuotaExceeded", overRecords)
     if (failure instanceof HttpApiError.HttpApiDecodeError) return errorResponse("ValidationError", decodeMessage(failure))
     if (HttpServerError.isServerError(failure)) {
       if (failure._tag === "RouteNotFound") {

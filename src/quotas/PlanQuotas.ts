@@ -13,6 +13,8 @@ export interface PlanQuotas {
   readonly backupsKept: number
   /** Forced syncs (POST /api/v1/sync) per calendar minute: a rate, answered 429. QUOTA_FORCED_SYNCS_PER_MINUTE */
   readonly forcedSyncsPerMinute: number
+  /** Rows the lab holds across its resources (files, tasks, metrics…: src/quotas/RecordsQuota.ts). QUOTA_RECORDS */
+  readonly records: number
 }
 
 const GiB = 1024 ** 3
@@ -23,9 +25,9 @@ const GiB = 1024 ** 3
  * 40 pod processes (1.7 GB), unbounded files and backups, 40 forced syncs in a row.
  */
 export const DEFAULT_QUOTAS: Readonly<Record<Plan, PlanQuotas>> = {
-  free: { apiKeys: 20, runningPods: 2, storedBytes: 1 * GiB, backupsKept: 5, forcedSyncsPerMinute: 6 },
-  pro: { apiKeys: 100, runningPods: 8, storedBytes: 10 * GiB, backupsKept: 20, forcedSyncsPerMinute: 20 },
-  team: { apiKeys: 500, runningPods: 32, storedBytes: 100 * GiB, backupsKept: 100, forcedSyncsPerMinute: 60 }
+  free: { apiKeys: 20, runningPods: 2, storedBytes: 1 * GiB, backupsKept: 5, forcedSyncsPerMinute: 6, records: 200_000 },
+  pro: { apiKeys: 100, runningPods: 8, storedBytes: 10 * GiB, backupsKept: 20, forcedSyncsPerMinute: 20, records: 2_000_000 },
+  team: { apiKeys: 500, runningPods: 32, storedBytes: 100 * GiB, backupsKept: 100, forcedSyncsPerMinute: 60, records: 20_000_000 }
 }
 
 /** The quotas of each plan on this instance. */

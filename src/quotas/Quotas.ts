@@ -33,6 +33,7 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas", {
     const labs = yield* Labs
     const rateLimits = yield* RateLimits
     const limits = yield* QuotaLimits
+    yield* repo.setRecordLimits((["free", "pro", "team"] as const).map((plan) => ({ plan, records: limits[plan].records })))
 
     /** The lab's plan (free, the smallest, for a lab that is gone). */
     const planOf = (labId: string): Effect.Effect<Plan> =>

@@ -42,6 +42,18 @@ export class QuotasRepo extends Effect.Service<QuotasRepo>()("QuotasRepo", {
 
     const backups = (labId: string) => count(sql`SELECT count(*)::text AS n FROM backups WHERE lab_id = ${labId}`)
 
-    return { lock, liveKeysNaming, activePods, storedBytes, backups }
+    /** The records quota the database enforces (migration 10): this instance's limits, written at start. */
+    const setRecordLimits = (limits: ReadonlyArray<{ readonly plan: string; readonly records: number }>) =>
+      Effect.orDie(
+        Effect.forEach(
+          limits,
+          ({ plan, records }) =>
+            sql`INSERT INTO plan_limits (plan, records) VALUES (${plan}, ${records})
+                ON CONFLICT (plan) DO UPDATE SET records = EXCLUDED.records`,
+          { discard: true }
+        )
+      )
+
+    return { lock, liveKeysNaming, activePods, storedBytes, backups, setRecordLimits }
   })
 }) {}

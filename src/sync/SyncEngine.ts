@@ -168,6 +168,8 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
         // the first batch is read before the transaction opens: the database is not held while git is first read
         const first = yield* readBatch(0)
         return yield* Effect.gen(function* () {
+          // counted in the records quota, never refused by it (migration 10), as stored bytes
+          yield* sql`SELECT set_config('lab_service.pull', 'on', true)`
           // a batch at a time, so memory stays bounded on big trees; the database stores one batch while the
           // next is read from git (one write in flight, on the transaction's connection)
           let added = 0

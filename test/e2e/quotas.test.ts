@@ -23,7 +23,7 @@ import { roomInWindow } from "../support/RateWindows.js"
 import { put, userOf } from "./sync-support.js"
 import { diskGit } from "../support/DiskGit.js"
 
-const TEAM = { apiKeys: 4, runningPods: 1, storedBytes: 8_000, backupsKept: 2, forcedSyncsPerMinute: 2 }
+const TEAM = { apiKeys: 4, runningPods: 1, storedBytes: 8_000, backupsKept: 2, forcedSyncsPerMinute: 2, records: 40 }
 
 let fx: Fixture
 let git: GitServer
@@ -275,6 +275,59 @@ describe("forced syncs", () => {
   })
 })
 
+describe("records", () => {
+  const task = (labId: string, key: string, title: string) => fx.post("/api/v1/tasks", { labId, title }, key)
+  const telemetry = (labId: string, key: string, count: number) =>
+    fx.post("/api/v1/telemetry", { labId, events: Array.from({ length: count }, (_, i) => ({ name: "loss", value: i })) }, key)
+  const counted = async (labId: string) =>
+    (await fx.server.sql((sql) => sql<{ n: string }>`SELECT records::text AS n FROM lab_usage WHERE lab_id = ${labId}`))[0]?.n
+
+  it("a lab holds at most its plan's records across its resources; a refused batch stores nothing; deleting frees room", async () => {
+    const { lab, key } = await newLab()
+    for (let i = 0; i < 30; i++) expect((await task(lab.id, key, `task ${i}`)).status).toBe(201)
+    for (let i = 0; i < 5; i++) {
+      expect((await fx.post("/api/v1/knowledge", { labId: lab.id, title: `k${i}`, body: "b" }, key)).status).toBe(201)
+    }
+    for (let i = 0; i < 3; i++) await data(await write(lab.id, `/f${i}.md`, 10, key), File, 201)
+    expect(await counted(lab.id)).toBe("38")
+
+    // a batch of 5 would make 43: refused whole
+    await expectQuota(await telemetry(lab.id, key, 5), /records of the team plan/, /would hold 43, limit 40/)
+    const stored = await page(await fx.get("/api/v1/telemetry", { labId: lab.id, name: "loss" }, key), Schema.Unknown)
+    expect(stored.data).toHaveLength(0)
+    expect((await telemetry(lab.id, key, 2)).status).toBe(201)
+    await expectQuota(await task(lab.id, key, "one more"), /records/, /limit 40/)
+    await expectQuota(await write(lab.id, "/g.md", 1, key), /records/)
+    // the operator meets the lab's quota too: it is the lab's, not the caller's
+    await expectQuota(await task(lab.id, fx.admin, "admin's"), /records/)
+
+    const first = await json(await task(lab.id, key, "x"))
+    expect(first).toMatchObject({ error: { code: "quota_exceeded" } })
+    const listed = await page(await fx.get("/api/v1/tasks", { labId: lab.id, limit: 1 }, key), Schema.Struct({ id: Schema.String }))
+    const gone = listed.data[0]?.id ?? ""
+    expect((await fx.del(`/api/v1/tasks/${gone}`, { labId: lab.id }, key)).status).toBe(200)
+    expect(await counted(lab.id)).toBe("39")
+    expect((await task(lab.id, key, "fits again")).status).toBe(201)
+    expect(await counted(lab.id)).toBe("40")
+  })
+
+  it("counts a sync's pulled files but never refuses a pull", { timeout: 60_000 }, async () => {
+    const { lab, key } = await newLab()
+    for (let i = 0; i < 39; i++) expect((await task(lab.id, key, `task ${i}`)).status).toBe(201)
+    const url = await git.createRepo(`acme/records-${lab.slug}`)
+    const wc = await workingCopy(url)
+    for (let i = 0; i < 3; i++) await put(wc.dir, `notes/${i}.md`, `${i}\n`)
+    const head = await wc.commitAndPush("three notes")
+    const user = userOf(fx.server, key)
+    await user.link(lab.id, url, false)
+    const synced = await user.syncedTo(lab.id, head)
+    expect(synced.lastError).toBeNull()
+    expect(await user.paths(lab.id)).toEqual(["/notes/0.md", "/notes/1.md", "/notes/2.md"])
+    expect(await counted(lab.id)).toBe("42")
+    await expectQuota(await task(lab.id, key, "over"), /would hold 43, limit 40/)
+  })
+})
+
 describe("the contract", () => {
   it("declares 403 quota_exceeded on every route that can answer it", async () => {
     const spec = await json(await fx.server.request("GET", "/api/v1/openapi.json"))
@@ -286,7 +339,9 @@ describe("the contract", () => {
       ["/api/v1/files", "post"],
       ["/api/v1/files", "patch"],
       ["/api/v1/pods/{podId}/start", "post"],
-      ["/api/v1/backups", "post"]
+      ["/api/v1/backups", "post"],
+      ["/api/v1/tasks", "post"],
+      ["/api/v1/telemetry", "post"]
     ] as const
     for (const [path, method] of routes) {
       expect(JSON.stringify(paths[path]?.[method]?.responses["403"]), `${method} ${path}`).toContain("QuotaExceededError")

@@ -12,7 +12,7 @@ describe("QUOTA_* settings", () => {
     Effect.gen(function* () {
       const config = yield* readConfig({})
       expect(config.quotas).toEqual(DEFAULT_QUOTAS)
-      expect(config.quotas.free).toEqual({ apiKeys: 20, runningPods: 2, storedBytes: 1024 ** 3, backupsKept: 5, forcedSyncsPerMinute: 6 })
+      expect(config.quotas.free).toEqual({ apiKeys: 20, runningPods: 2, storedBytes: 1024 ** 3, backupsKept: 5, forcedSyncsPerMinute: 6, records: 200_000 })
       expect(config.quotas.team.storedBytes).toBe(100 * 1024 ** 3)
       expect(config.webhookFailuresPerMinute).toBe(10)
     })
@@ -25,12 +25,13 @@ describe("QUOTA_* settings", () => {
         QUOTA_RUNNING_PODS: " 4, 5 ,6",
         QUOTA_STORED_BYTES: "512MiB,2GiB,1099511627776",
         QUOTA_BACKUPS_KEPT: "7,8,9",
-        QUOTA_FORCED_SYNCS_PER_MINUTE: "10,11,12"
+        QUOTA_FORCED_SYNCS_PER_MINUTE: "10,11,12",
+        QUOTA_RECORDS: "100,200,300"
       })
       expect(config.quotas).toEqual({
-        free: { apiKeys: 1, runningPods: 4, storedBytes: 512 * 1024 ** 2, backupsKept: 7, forcedSyncsPerMinute: 10 },
-        pro: { apiKeys: 2, runningPods: 5, storedBytes: 2 * 1024 ** 3, backupsKept: 8, forcedSyncsPerMinute: 11 },
-        team: { apiKeys: 3, runningPods: 6, storedBytes: 1024 ** 4, backupsKept: 9, forcedSyncsPerMinute: 12 }
+        free: { apiKeys: 1, runningPods: 4, storedBytes: 512 * 1024 ** 2, backupsKept: 7, forcedSyncsPerMinute: 10, records: 100 },
+        pro: { apiKeys: 2, runningPods: 5, storedBytes: 2 * 1024 ** 3, backupsKept: 8, forcedSyncsPerMinute: 11, records: 200 },
+        team: { apiKeys: 3, runningPods: 6, storedBytes: 1024 ** 4, backupsKept: 9, forcedSyncsPerMinute: 12, records: 300 }
       })
     })
   )

@@ -1,0 +1,18 @@
+import { SqlError } from "@effect/sql/SqlError"
+
+/**
+ * The records quota: rows a lab holds across its resources (the tables listed in migration 10), counted in `lab_usage.records` by statement triggers
+ * in the writing transaction (migration 10), which refuse a statement that takes a lab over its plan's
+ * `plan_limits.records` (written at start from QUOTA_RECORDS) with SQLSTATE RECORDS_QUOTA_SQLSTATE. Enforced in the
+ * database, so every way of creating a row (every route, a sync's pull, a batch) meets it, with no check to forget.
+ */
+/** A code of the class PostgreSQL leaves to applications. */
+export const RECORDS_QUOTA_SQLSTATE = "LQ403"
+
+/** The trigger's refusal, with its message (which names the plan, the lab and the limit). */
+export const recordsQuotaMessage = (error: unknown): string | undefined => {
+  if (!(error instanceof SqlError) || typeof error.cause !== "object" || error.cause === null) return undefined
+  const cause = error.cause
+  if (!("code" in cause) || cause.code !== RECORDS_QUOTA_SQLSTATE) return undefined
+  return "message" in cause && typeof cause.message === "string" ? cause.message : "quota exceeded: records"
+}
