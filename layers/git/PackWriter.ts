@@ -14,7 +14,8 @@ export type PackObject =
 
 const TYPE_CODES: Readonly<Record<ObjectType, number>> = { commit: 1, tree: 2, blob: 3, tag: 4 }
 
-const entryHeader = (code: number, size: number): Buffer => {
+/** An entry's header: its type code and size, 4 bits then 7 per byte. */
+export const entryHeader = (code: number, size: number): Buffer => {
   const bytes: Array<number> = []
   let byte = (code << 4) | (size & 0x0f)
   let rest = Math.floor(size / 16)

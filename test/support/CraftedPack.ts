@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto"
 import { constants, deflateRawSync, deflateSync } from "node:zlib"
+import { entryHeader } from "../../layers/git/PackWriter.js"
 
 /**
  * Packs built by hand, as a hostile git host would send them: objects whose
@@ -59,25 +60,12 @@ export const tree = (items: ReadonlyArray<{ readonly mode: string; readonly name
 export const commit = (treeId: string, message = "crafted"): Entry =>
   object("commit", Buffer.from(`tree ${treeId}\nauthor A <a@b.c> 1700000000 +0000\ncommitter A <a@b.c> 1700000000 +0000\n\n${message}\n`))
 
-const entryHeader = (kind: Kind, size: number): Buffer => {
-  const bytes: Array<number> = []
-  let byte = (KIND_CODE[kind] << 4) | (size & 0x0f)
-  let rest = Math.floor(size / 16)
-  while (rest > 0) {
-    bytes.push(byte | 0x80)
-    byte = rest & 0x7f
-    rest = Math.floor(rest / 128)
-  }
-  bytes.push(byte)
-  return Buffer.from(bytes)
-}
-
 /** A version-2 pack of these entries, with its checksum. */
 export const pack = (entries: ReadonlyArray<Entry>): Buffer => {
   const header = Buffer.alloc(12)
   header.write("PACK", 0, "latin1")
   header.writeUInt32BE(2, 4)
   header.writeUInt32BE(entries.length, 8)
-  const body = Buffer.concat([header, ...entries.flatMap((e) => [entryHeader(e.kind, e.size), e.deflated])])
+  const body = Buffer.concat([header, ...entries.flatMap((e) => [entryHeader(KIND_CODE[e.kind], e.size), e.deflated])])
   return Buffer.concat([body, createHash("sha1").update(body).digest()])
 }

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
+import { requestAt } from "./http.js"
 import type { TestServer } from "./TestServer.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))
@@ -64,16 +65,7 @@ export const startServiceProcess = async (settings: ServiceSettings, readyTimeou
   child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()))
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()))
 
-  const request: ServiceProcess["request"] = (method, path, options = {}) =>
-    fetch(`${baseUrl}${path}`, {
-      method,
-      headers: {
-        ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-        ...(options.json !== undefined ? { "content-type": "application/json" } : {}),
-        ...options.headers
-      },
-      body: options.json !== undefined ? JSON.stringify(options.json) : options.body
-    })
+  const request = requestAt(baseUrl)
 
   const stop = async (signal: NodeJS.Signals) => {
     const gone = exited(child)

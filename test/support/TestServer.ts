@@ -5,16 +5,13 @@ import { randomBytes } from "node:crypto"
 import * as App from "../../layers/App.js"
 import * as LocalProcessProvider from "../../layers/pods/LocalProcessProvider.js"
 import { makeClient } from "../../src/Client.js"
+import { type RequestOptions, requestAt } from "./http.js"
 
 export interface TestServer {
   readonly baseUrl: string
   readonly adminKey: string
   /** A raw HTTP call; `token` becomes the bearer credential, `json` the body. */
-  readonly request: (
-    method: string,
-    path: string,
-    options?: { readonly token?: string; readonly json?: unknown; readonly body?: string; readonly headers?: Record<string, string> }
-  ) => Promise<Response>
+  readonly request: (method: string, path: string, options?: RequestOptions) => Promise<Response>
   /** The typed client of src/Client.ts, authenticated with `token`. */
   readonly client: (token: string) => Promise<Effect.Effect.Success<ReturnType<typeof makeClient>>>
   /** Run SQL against the server's own database (to break it on purpose, for instance). */
@@ -51,16 +48,7 @@ export const startTestServer = async (overrides: Partial<App.AppSettings> = {}):
   return {
     baseUrl,
     adminKey,
-    request: (method, path, options = {}) =>
-      fetch(`${baseUrl}${path}`, {
-        method,
-        headers: {
-          ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-          ...(options.json !== undefined ? { "content-type": "application/json" } : {}),
-          ...options.headers
-        },
-        body: options.json !== undefined ? JSON.stringify(options.json) : options.body
-      }),
+    request: requestAt(baseUrl),
     client: (token) =>
       Effect.runPromise(
         makeClient(baseUrl, {
