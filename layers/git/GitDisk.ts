@@ -9,6 +9,7 @@ import { type Ceilings, DEFAULT_CEILINGS, fetchInto } from "./Fetch.js"
 import { makeDiskCommits } from "./DiskCommits.js"
 import { describeFailure } from "./GitFailure.js"
 import * as Iso from "./IsoOps.js"
+import { compactPacks } from "./PackCompaction.js"
 import { type ObjectReader, openObjectReader, withPreloaded } from "./PackReader.js"
 import { storeFs } from "./StoreFs.js"
 import { makeTransport, type Resolve, systemResolve } from "./Transport.js"
@@ -72,9 +73,20 @@ export const layer = (options: GitDiskOptions) =>
       const failed = (what: string, remote: GitRemote) => (cause: unknown) =>
         new GitError({ message: `${what} ${remote.url} ${remote.branch}: ${describeFailure(cause)}` })
 
+      /** Merge the store's small packs (one per fetch and per push) before they slow every lookup. */
+      const compact = (labId: string) =>
+        Effect.try(() =>
+          compactPacks(gitdirOf(labId), () => {
+            repos.get(labId)?.objects.close()
+            repos.delete(labId)
+            caches.delete(labId)
+          })
+        ).pipe(Effect.catchAll((cause) => Effect.logWarning(`the git store of ${labId} was not compacted`, cause)))
+
       const fetchHead = (labId: string, remote: GitRemote) =>
         Effect.gen(function* () {
           yield* ensure(labId)
+          yield* compact(labId)
           const current = repo(labId)
           const fetched = yield* Effect.tryPromise({
             try: () =>

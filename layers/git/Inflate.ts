@@ -60,6 +60,7 @@ export const inflateEntry = (source: RandomAccess, start: number, size: number):
  * more output than that input can make.
  */
 export const inflatePrefix = (source: RandomAccess, start: number, need: number): Buffer => {
+  let before = -1
   for (const take of [256, 4096, 65_536]) {
     const input = source.read(start, take)
     let out: Buffer
@@ -69,7 +70,9 @@ export const inflatePrefix = (source: RandomAccess, start: number, need: number)
     } catch {
       throw new PackError("a pack entry does not inflate")
     }
-    if (out.length >= need || input.length < take) return out
+    // a stream shorter than `need` (a tiny delta, a small loose object) ends: more input makes no more output
+    if (out.length >= need || input.length < take || out.length === before) return out
+    before = out.length
   }
   throw new PackError("a pack entry does not inflate")
 }

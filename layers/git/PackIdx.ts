@@ -81,3 +81,15 @@ export const idxFind = (idx: Buffer, count: number, oid: Buffer): number | undef
   }
   return undefined
 }
+
+/** Every object of an .idx of `count` objects: its id and pack offset. */
+export const idxEntries = (idx: Buffer, count: number): Array<{ readonly id: string; readonly offset: number }> => {
+  const offsets = HASHES + count * 24
+  const entries: Array<{ readonly id: string; readonly offset: number }> = []
+  for (let k = 0; k < count; k++) {
+    const raw = idx.readUInt32BE(offsets + k * 4)
+    const offset = (raw & 0x80000000) === 0 ? raw : Number(idx.readBigUInt64BE(offsets + count * 4 + (raw & 0x7fffffff) * 8))
+    entries.push({ id: idx.toString("hex", HASHES + k * 20, HASHES + k * 20 + 20), offset })
+  }
+  return entries
+}

@@ -139,7 +139,7 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     const plain = TYPES[header.kind]
     if (plain !== undefined) return { type: plain, size: header.size }
     const base = baseOf(pack, offset, header)
-    const size = deltaSizes(inflatePrefix(accessOf(pack), header.dataStart, 32)).resultSize
+    const size = deltaSizes(inflatePrefix(accessOf(pack), header.dataStart, Math.min(32, header.size))).resultSize
     return { type: "pack" in base ? infoAt(base.pack, base.offset, depth + 1).type : base.loose.type, size }
   }
 
@@ -252,7 +252,7 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     if (at === undefined) return readLoose(oid, maxBytes)
     const header = headerAt(at.pack, at.offset)
     // a plain entry says its size; a delta says its result's size in its first bytes
-    const size = TYPES[header.kind] !== undefined ? header.size : deltaSizes(inflatePrefix(accessOf(at.pack), header.dataStart, 32)).resultSize
+    const size = TYPES[header.kind] !== undefined ? header.size : deltaSizes(inflatePrefix(accessOf(at.pack), header.dataStart, Math.min(32, header.size))).resultSize
     if (size > maxBytes) return { ...infoAt(at.pack, at.offset, 0), content: undefined }
     const object = readAt(at.pack, at.offset, 0)
     if (objectId(object.type, object.content) !== oid) throw new PackError(`object ${oid} does not match its id`)

@@ -1,0 +1,126 @@
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { bufferAccess } from "./RandomAccess.js"
+import { inflateEntry } from "./Inflate.js"
+import { buildIdx, idxCount, idxEntries } from "./PackIdx.js"
+import { OFS_DELTA, PackError, readEntryHeader, REF_DELTA, TYPES } from "./PackFormat.js"
+import { type PackObject, writePack } from "./PackWriter.js"
+
+/**
+ * Keeps a lab's store to a few packs. Every fetch and every push adds one, so a lab written to all day would gather
+ * thousands, and each object lookup searches every pack's index. Packs are merged geometrically, as
+ * `git repack --geometric=2` does: the smallest ones, while each next one is under twice the sum of those before,
+ * so a store holds about log2(its size) packs and each merge rewrites little. Deltas are copied as they are (an
+ * object is never rebuilt), a delta whose base is in another pack stays a delta on that base. Only packs together
+ * under MAX_MERGE_BYTES are merged, so memory stays bounded; a large first clone's pack is left as it is.
+ */
+
+/** Merge only when this many packs (or more) are on disk. */
+export const COMPACT_FROM_PACKS = 8
+const MAX_MERGE_BYTES = 64 * 1024 * 1024
+
+interface PackFile {
+  readonly base: string
+  readonly bytes: number
+}
+
+const packsOf = (gitdir: string): Array<PackFile> => {
+  const dir = join(gitdir, "objects", "pack")
+  let names: Array<string>
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return []
+  }
+  return names
+    .filter((name) => name.endsWith(".idx"))
+    .flatMap((name) => {
+      const base = join(dir, name.slice(0, -4))
+      try {
+        return [{ base, bytes: statSync(`${base}.pack`).size }]
+      } catch {
+        return []
+      }
+    })
+}
+
+/** The packs to merge: the smallest, each next one under twice the sum before it, within the byte bound. */
+export const geometricChoice = (sizes: ReadonlyArray<number>): number => {
+  let sum = 0
+  let count = 0
+  for (const size of [...sizes].sort((a, b) => a - b)) {
+    if (count > 0 && size >= 2 * sum) break
+    if (sum + size > MAX_MERGE_BYTES) break
+    sum += size
+    count++
+  }
+  return count
+}
+
+/** The objects of one pack file as they are stored: whole, or a delta on a base named by id. */
+const objectsOfPack = (base: string): Array<PackObject> => {
+  const idx = readFileSync(`${base}.idx`)
+  const count = idxCount(idx)
+  if (count === undefined) throw new PackError(`${base}.idx is not a pack index`)
+  const pack = readFileSync(`${base}.pack`)
+  const entries = idxEntries(idx, count)
+  const idAt = new Map(entries.map((e) => [e.offset, e.id]))
+  const access = bufferAccess(pack)
+  return entries.map(({ id, offset }): PackObject => {
+    const header = readEntryHeader(pack, offset)
+    const data = inflateEntry(access, header.dataStart, header.size).content
+    const type = TYPES[header.kind]
+    if (type !== undefined) return { kind: "whole", id, type, content: data }
+    const baseId = header.kind === OFS_DELTA ? idAt.get(offset - (header.distance ?? 0)) : header.kind === REF_DELTA ? header.baseId : undefined
+    if (baseId === undefined) throw new PackError(`${base}.pack: the delta ${id} has no base`)
+    return { kind: "delta", id, baseId, delta: data }
+  })
+}
+
+/** Bases before the deltas on them (a delta whose base is elsewhere can go anywhere). */
+const basesFirst = (objects: ReadonlyArray<PackObject>): Array<PackObject> => {
+  const byId = new Map(objects.map((o) => [o.id, o]))
+  const placed = new Set<string>()
+  const ordered: Array<PackObject> = []
+  const place = (object: PackObject) => {
+    const chain: Array<PackObject> = []
+    for (let at: PackObject | undefined = object; at !== undefined && !placed.has(at.id); ) {
+      chain.push(at)
+      placed.add(at.id)
+      at = at.kind === "delta" ? byId.get(at.baseId) : undefined
+    }
+    ordered.push(...chain.reverse())
+  }
+  for (const object of objects) place(object)
+  return ordered
+}
+
+/**
+ * Merge the store's small packs into one when it holds COMPACT_FROM_PACKS or more; true when it did. The new pack is
+ * written whole (pack, then index) before the old ones are removed, so a crash leaves duplicates, never a gap.
+ * `beforeRemoving` runs once the new pack is in place: the caller closes its readers of the store there. Run it
+ * while no other job uses the store.
+ */
+export const compactPacks = (gitdir: string, beforeRemoving: () => void): boolean => {
+  const packs = packsOf(gitdir)
+  if (packs.length < COMPACT_FROM_PACKS) return false
+  const count = geometricChoice(packs.map((p) => p.bytes))
+  if (count < 2) return false
+  const chosen = [...packs].sort((a, b) => a.bytes - b.bytes).slice(0, count)
+  const unique = new Map<string, PackObject>()
+  for (const pack of chosen) for (const object of objectsOfPack(pack.base)) if (!unique.has(object.id)) unique.set(object.id, object)
+  const written = writePack(basesFirst([...unique.values()]))
+  const base = join(gitdir, "objects", "pack", `pack-${written.checksum.toString("hex")}`)
+  writeFileSync(`${base}.pack.tmp`, written.pack, { mode: 0o600 })
+  renameSync(`${base}.pack.tmp`, `${base}.pack`)
+  writeFileSync(`${base}.idx.tmp`, buildIdx(written.entries, written.checksum), { mode: 0o600 })
+  renameSync(`${base}.idx.tmp`, `${base}.idx`)
+  beforeRemoving()
+  for (const pack of chosen) {
+    if (pack.base === base) continue
+    // the index first: a reader never finds an index whose pack is gone
+    rmSync(`${pack.base}.idx`, { force: true })
+    rmSync(`${pack.base}.pack`, { force: true })
+  }
+  return true
+}
