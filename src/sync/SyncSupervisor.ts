@@ -188,7 +188,8 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
         if (urgent) lab.urgent.unsafeOpen()
         if (!lab.hasWorker) {
           lab.hasWorker = true
-          runWorker(labId, supervise(labId, lab))
+          // interruptible whatever the fiber that built the service was (a layer is built uninterruptibly)
+          runWorker(labId, Effect.interruptible(supervise(labId, lab)))
         }
         return true
       })
@@ -240,7 +241,8 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
           yield* answerAll(queued, Exit.fail(stopped()))
           lab.urgent.unsafeOpen()
         }
-        yield* Effect.ignore(Effect.timeout(FiberMap.awaitEmpty(workers), STOP_GRACE))
+        // a finalizer runs uninterruptibly: the wait must be made interruptible for the timeout to end it
+        yield* Effect.ignore(Effect.timeout(Effect.interruptible(FiberMap.awaitEmpty(workers)), STOP_GRACE))
       })
     )
 
