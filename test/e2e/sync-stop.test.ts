@@ -109,6 +109,11 @@ describe("SIGTERM while a push runs", () => {
       const commits = stdout.split("\n").filter((l) => l.startsWith("lab-service@"))
       expect(commits.length).toBe(WRITES)
       expect(new Set(commits).size).toBe(WRITES)
+      // the contract lists the 503 of POST /sync
+      const spec = (await (await again.call("GET", "/api/v1/openapi.json")).json()) as {
+        paths: Record<string, { post?: { responses?: Record<string, unknown> } }>
+      }
+      expect(Object.keys(spec.paths["/api/v1/sync"]?.post?.responses ?? {})).toEqual(expect.arrayContaining(["200", "502", "503"]))
     } finally {
       again.child.kill("SIGTERM")
       await again.exited
