@@ -4,7 +4,7 @@ import { createServer } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-const root = fileURLToPath(new URL("../..", import.meta.url))
+const ownRoot = fileURLToPath(new URL("../..", import.meta.url))
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -27,9 +27,10 @@ export interface ServiceProcess {
 
 /**
  * The deployment as a real process (`tsx src/main.ts`, embedded PGlite, git on disk) on DATA_DIR, started and
- * answering. Loopback git hosts are allowed, so the test git server can be linked.
+ * answering. Loopback git hosts are allowed, so the test git server can be linked. `root`: the checkout to run
+ * (another one gives a benchmark its reference).
  */
-export const startService = async (dataDir: string, port: number): Promise<ServiceProcess> => {
+export const startService = async (dataDir: string, port: number, root = ownRoot): Promise<ServiceProcess> => {
   // a clean environment, so a developer's or CI's DATABASE_URL etc. play no part
   const child = spawn(join(root, "node_modules/.bin/tsx"), ["src/main.ts"], {
     cwd: root,
