@@ -108,6 +108,15 @@ const commonHeaders = (requestId: string, decision: RateDecision): Record<string
   return headers
 }
 
+/** Seconds a 503 `service_unavailable` asks the client to wait (a stop or a restart is over by then). */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5
+
+/** Every 503 says when to retry, unless its handler said so already. */
+const unavailableHeaders = (response: HttpServerResponse.HttpServerResponse): Record<string, string> =>
+  response.status === 503 && response.headers["retry-after"] === undefined
+    ? { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) }
+    : {}
+
 const anonymous = (webhook: boolean) => (webhook ? PLAN_LIMITS.team : PLAN_LIMITS.free)
 
 /**
@@ -143,10 +152,10 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           const counted: CountedWindows = { labs: new Set(), decisions: [] }
           const answer = (response: HttpServerResponse.HttpServerResponse) =>
             Effect.succeed(
-              HttpServerResponse.setHeaders(
-                response,
-                commonHeaders(requestId, counted.decisions.length === 0 ? decision : bindingWindow(decision, counted.decisions))
-              )
+              HttpServerResponse.setHeaders(response, {
+                ...unavailableHeaders(response),
+                ...commonHeaders(requestId, counted.decisions.length === 0 ? decision : bindingWindow(decision, counted.decisions))
+              })
             )
           if (!decision.allowed) {
             return answer(

@@ -2,7 +2,14 @@ import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.js"
 import { Body, LabRef } from "../common/Schemas.js"
-import { BadGatewayWire, ForbiddenWire, NotFoundWire, PreconditionFailedWire, UnauthorizedWire } from "../http/Errors.js"
+import {
+  BadGatewayWire,
+  ForbiddenWire,
+  NotFoundWire,
+  PreconditionFailedWire,
+  ServiceUnavailableWire,
+  UnauthorizedWire
+} from "../http/Errors.js"
 import { RepoDirectory } from "../files/File.js"
 import { LinkRepo, SyncResult, SyncStatus, WebhookSecretResult } from "./RepoLink.js"
 
@@ -15,6 +22,8 @@ export class SyncApi extends HttpApiGroup.make("sync")
       .setPayload(Body({ labId: LabRef, subPath: Schema.optional(RepoDirectory) }))
       .addSuccess(SyncResult)
       .addError(BadGatewayWire)
+      // the service stopped before the sync could run (README: "Workers"); Retry-After says when to try again
+      .addError(ServiceUnavailableWire)
   )
   .add(
     HttpApiEndpoint.post("secret", "/sync/secret")

@@ -268,12 +268,14 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
      * Push the outbox a chunk at a time: each write its own commit, built on the remote head, the chunk one push. A
      * remote that moved is pulled first (so the lab's files include the outside change). Before a push, its writes
      * are marked with the commit it moves the branch to: if its answer is lost (a crash, a cut connection), the next
-     * attempt asks the remote whether that commit landed, and never commits those writes twice.
+     * attempt asks the remote whether that commit landed, and never commits those writes twice. `stopping` is asked
+     * before each chunk: on shutdown the push ends at a chunk boundary (the rest stays queued for the next start).
      */
-    const push = (labId: string) =>
+    const push = (labId: string, stopping: Effect.Effect<boolean> = Effect.succeed(false)) =>
       Effect.gen(function* () {
         let total = 0
         for (let rejections = 0; ; ) {
+          if (yield* stopping) return total
           const entries = yield* pushable(labId)
           if (entries.length === 0) return total
           const link = yield* linkOf(labId)

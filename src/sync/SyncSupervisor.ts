@@ -1,12 +1,16 @@
-import { Cause, Deferred, Duration, Effect, Option, Queue, Ref } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule } from "effect"
+import { ServiceUnavailable } from "../http/Errors.js"
 import type { GitError } from "./Git.js"
 import type { SyncResult } from "./RepoLink.js"
 import { SyncEngine } from "./SyncEngine.js"
 import { SyncRepo } from "./SyncRepo.js"
 
+/** What a forced sync can end with besides its result: git failed, or the service stopped first. */
+export type SyncNowError = GitError | ServiceUnavailable
+
 interface Waiter {
   readonly subPath: Option.Option<string>
-  readonly done: Deferred.Deferred<SyncResult, GitError>
+  readonly done: Deferred.Deferred<SyncResult, SyncNowError>
 }
 
 /** What a lab's worker has been asked to do since it last looked. */
@@ -16,128 +20,192 @@ interface Wanted {
   readonly waiters: ReadonlyArray<Waiter>
 }
 
-const nothing: Wanted = { pull: false, push: false, waiters: [] }
-
-interface Worker {
-  readonly wanted: Ref.Ref<Wanted>
-  readonly wake: Queue.Queue<void>
+/** A lab's state while it has a worker or a link change in progress (then it is forgotten). */
+interface Lab {
+  wanted: Wanted
+  /** Waiters whose job is running: answered by it, or 503 when the stop cuts it. */
+  joined: ReadonlyArray<Waiter>
+  /** Opened by a forced sync or the stop: ends a retry wait early. */
+  readonly urgent: Effect.Latch
   /** Held by each git job and by each link change of the lab (see `exclusive`). */
   readonly lock: Effect.Semaphore
+  hasWorker: boolean
+  /** Link changes holding or waiting for `lock`. */
+  holders: number
 }
 
-/** Retry delays: 1 s doubling to 5 min, each with ±50 % jitter. */
-export const backoff = (attempt: number): Duration.Duration =>
-  Duration.millis(Math.min(1_000 * 2 ** Math.max(0, attempt - 1), 300_000) * (0.5 + Math.random()))
+const nothing: Wanted = { pull: false, push: false, waiters: [] }
+
+const isWanted = (w: Wanted) => w.pull || w.push || w.waiters.length > 0
+
+/**
+ * Retry delays after a failed job: 0.5 s doubling, capped at 4 s, each ±20 % (so at most 4.8 s). While the host is
+ * down a lab makes one attempt per delay whatever the write traffic; once it is back, its writes land within one
+ * delay (README: "Auto-push"). The cap is small on purpose: an attempt is one request to the host.
+ */
+export const retrySchedule = Schedule.exponential(Duration.millis(500)).pipe(
+  Schedule.union(Schedule.spaced(Duration.seconds(4))),
+  Schedule.jittered
+)
+
+/** How long a stop lets the jobs in progress run on before cutting them (README: "Workers"). */
+export const STOP_GRACE = Duration.seconds(10)
 
 /** Git jobs running at once across all labs: bounds memory and CPU on big repositories. */
 const CONCURRENT_JOBS = 2
 
+const stopped = () => new ServiceUnavailable({ message: "the service is stopping; retry the sync in a few seconds" })
+
 /**
- * One worker fiber per linked lab owns all of that lab's git work, so pulls and
- * pushes never race. Requests only set flags and wake the worker: a burst of
- * webhooks becomes one pull of the newest head. Failures are recorded in the
- * sync status and retried with backoff; a crashed worker restarts; on shutdown
- * the job in progress finishes before the fiber stops.
+ * A worker fiber per lab with git work to do owns that work, so pulls and pushes never race. Requests only set flags
+ * (and start the worker if none runs): a burst of webhooks becomes one pull of the newest head. A failed job is
+ * recorded in the sync status and retried on `retrySchedule`; a worker with nothing left to do, or whose lab is no
+ * longer linked, ends. On shutdown waiting forced syncs are answered 503, the jobs in progress stop at their next
+ * chunk, and after STOP_GRACE they are cut.
  */
 export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSupervisor", {
   dependencies: [SyncEngine.Default, SyncRepo.Default],
   scoped: Effect.gen(function* () {
     const engine = yield* SyncEngine
     const repo = yield* SyncRepo
-    const scope = yield* Effect.scope
     const jobs = yield* Effect.makeSemaphore(CONCURRENT_JOBS)
-    const workers = new Map<string, Worker>()
-    const locks = new Map<string, Effect.Semaphore>()
+    const labs = new Map<string, Lab>()
+    let stopping = false
+    const isStopping = Effect.sync(() => stopping)
+    const workers = yield* FiberMap.make<string>()
+    const runWorker = yield* FiberMap.runtime(workers)<never>()
 
-    // synchronous, so two callers never make two locks for one lab
-    const lockOf = (labId: string) =>
-      Effect.sync(() => {
-        const existing = locks.get(labId)
-        if (existing) return existing
-        const created = Effect.unsafeMakeSemaphore(1)
-        locks.set(labId, created)
-        return created
-      })
+    const labOf = (labId: string): Lab => {
+      const existing = labs.get(labId)
+      if (existing) return existing
+      const lab: Lab = {
+        wanted: nothing,
+        joined: [],
+        urgent: Effect.unsafeMakeLatch(false),
+        lock: Effect.unsafeMakeSemaphore(1),
+        hasWorker: false,
+        holders: 0
+      }
+      labs.set(labId, lab)
+      return lab
+    }
 
-    const runJob = (labId: string, wanted: Wanted) =>
+    const forgetIfUnused = (labId: string, lab: Lab) => {
+      if (!lab.hasWorker && lab.holders === 0 && labs.get(labId) === lab) labs.delete(labId)
+    }
+
+    const answerAll = (waiters: ReadonlyArray<Waiter>, exit: Exit.Exit<SyncResult, SyncNowError>) =>
+      Effect.forEach(waiters, (w) => Deferred.done(w.done, exit), { discard: true })
+
+    /** The job: push the outbox (stopping at a chunk boundary on shutdown), then the pulls asked for. */
+    const runJob = (labId: string, lab: Lab, wanted: Wanted) =>
       Effect.gen(function* () {
-        yield* engine.push(labId)
+        if (stopping) return
+        yield* engine.push(labId, isStopping)
+        if (stopping) return yield* answerAll(wanted.waiters, Exit.fail(stopped()))
         const full = wanted.waiters.filter((w) => Option.isNone(w.subPath))
         if (wanted.pull || full.length > 0) {
           const result = yield* engine.pull(labId, Option.none(), full.length > 0)
-          yield* Effect.forEach(full, (w) => Deferred.succeed(w.done, result))
+          yield* answerAll(full, Exit.succeed(result))
         }
         for (const w of wanted.waiters) {
           if (Option.isSome(w.subPath)) yield* Deferred.complete(w.done, engine.pull(labId, w.subPath, true))
         }
+      }).pipe(lab.lock.withPermits(1), jobs.withPermits(1))
+
+    /** Take what is wanted; with nothing wanted (or on shutdown) the worker ends, in the same step. */
+    const take = (labId: string, lab: Lab) =>
+      Effect.sync((): Option.Option<Wanted> => {
+        const wanted = lab.wanted
+        if (stopping || !isWanted(wanted)) {
+          lab.hasWorker = false
+          forgetIfUnused(labId, lab)
+          return Option.none()
+        }
+        lab.wanted = nothing
+        lab.joined = wanted.waiters
+        // every forced sync asked so far is served by this job
+        lab.urgent.unsafeClose()
+        return Option.some(wanted)
       })
 
-    const loop = (labId: string, worker: Worker) =>
+    const failed = (labId: string, lab: Lab, wanted: Wanted, cause: Cause.Cause<GitError>) =>
       Effect.gen(function* () {
-        let attempt = 0
+        const message = Cause.isFailType(cause) ? cause.error.message : "internal error in the sync worker"
+        if (!Cause.isFailType(cause)) yield* Effect.logError(`sync worker of ${labId} failed`, cause)
+        // forced syncs answer now; the work itself is retried later
+        yield* answerAll(wanted.waiters, Exit.failCause(cause))
+        if (Option.isNone(yield* repo.link(labId))) {
+          // unlinked (the lab was deleted): nothing to retry; the worker ends once it has answered who still waits
+          lab.wanted = { ...nothing, waiters: lab.wanted.waiters }
+          return false
+        }
+        yield* repo.recordError(labId, message)
+        const retried = lab.wanted
+        lab.wanted = { ...retried, pull: retried.pull || wanted.pull || wanted.waiters.length > 0, push: true }
+        yield* Effect.logWarning(`sync of ${labId} failed; retrying: ${message}`)
+        return true
+      })
+
+    const work = (labId: string, lab: Lab) =>
+      Effect.gen(function* () {
+        const retry = yield* Schedule.driver(retrySchedule)
         for (;;) {
-          yield* Queue.take(worker.wake)
-          const wanted = yield* Ref.getAndSet(worker.wanted, nothing)
-          const job = jobs.withPermits(1)(worker.lock.withPermits(1)(runJob(labId, wanted)))
-          const exit = yield* job.pipe(Effect.uninterruptible, Effect.exit)
-          if (exit._tag === "Success") {
-            attempt = 0
+          const wanted = yield* take(labId, lab)
+          if (Option.isNone(wanted)) return
+          const exit = yield* Effect.exit(runJob(labId, lab, wanted.value))
+          lab.joined = []
+          if (Exit.isSuccess(exit)) {
+            yield* retry.reset
             continue
           }
-          attempt++
-          const message = Cause.isFailType(exit.cause) ? exit.cause.error.message : "internal error in the sync worker"
-          if (!Cause.isFailType(exit.cause)) yield* Effect.logError(`sync worker of ${labId} failed`, exit.cause)
-          yield* repo.recordError(labId, message)
-          // forced syncs answer now; the work itself is retried later
-          yield* Effect.forEach(wanted.waiters, (w) => Deferred.failCause(w.done, exit.cause))
-          yield* Ref.update(worker.wanted, (w) => ({ ...w, pull: w.pull || wanted.pull || wanted.waiters.length > 0, push: true }))
-          const delay = backoff(attempt)
-          yield* Effect.logWarning(`sync of ${labId} failed (attempt ${attempt}), retrying in ${Duration.format(delay)}: ${message}`)
-          yield* Effect.forkIn(Effect.delay(Queue.offer(worker.wake, undefined), delay), scope)
+          const retried = yield* failed(labId, lab, wanted.value, exit.cause)
+          // one attempt per delay, however many writes come meanwhile; a forced sync or the stop cuts it short
+          if (retried && !stopping) yield* Effect.raceFirst(Effect.ignore(retry.next(undefined)), lab.urgent.await)
         }
       })
 
-    /** Restart the loop whatever happens to it, until the service shuts down. */
-    const supervise = (labId: string, worker: Worker): Effect.Effect<never> =>
-      loop(labId, worker).pipe(
+    /** Restart the worker after a defect; on interruption (a stop cut it), its forced syncs are answered 503. */
+    const supervise = (labId: string, lab: Lab): Effect.Effect<void> =>
+      work(labId, lab).pipe(
+        Effect.onInterrupt(() => answerAll([...lab.joined, ...lab.wanted.waiters], Exit.fail(stopped()))),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause)
             ? Effect.interrupt
             : Effect.logError(`sync worker of ${labId} crashed; restarting`, cause).pipe(
                 Effect.zipRight(Effect.sleep(Duration.seconds(1))),
-                Effect.zipRight(Effect.suspend(() => supervise(labId, worker)))
+                Effect.zipRight(Effect.suspend(() => supervise(labId, lab)))
               )
         )
       )
 
-    const workerOf = (labId: string) =>
-      Effect.gen(function* () {
-        const existing = workers.get(labId)
-        if (existing) return existing
-        const worker: Worker = { wanted: yield* Ref.make(nothing), wake: yield* Queue.sliding<void>(1), lock: yield* lockOf(labId) }
-        workers.set(labId, worker)
-        yield* Effect.forkIn(supervise(labId, worker), scope)
-        return worker
-      })
-
-    const ask = (labId: string, f: (w: Wanted) => Wanted) =>
-      Effect.gen(function* () {
-        const worker = yield* workerOf(labId)
-        yield* Ref.update(worker.wanted, f)
-        yield* Queue.offer(worker.wake, undefined)
+    /** Record a request and make sure the lab's worker runs; false once the service is stopping. */
+    const ask = (labId: string, f: (w: Wanted) => Wanted, urgent = false) =>
+      Effect.sync(() => {
+        if (stopping) return false
+        const lab = labOf(labId)
+        lab.wanted = f(lab.wanted)
+        if (urgent) lab.urgent.unsafeOpen()
+        if (!lab.hasWorker) {
+          lab.hasWorker = true
+          // interruptible whatever the fiber that built the service was (a layer is built uninterruptibly)
+          runWorker(labId, Effect.interruptible(supervise(labId, lab)))
+        }
+        return true
       })
 
     /** A webhook or a new link: pull the newest head (coalesced). */
-    const requestPull = (labId: string) => ask(labId, (w) => ({ ...w, pull: true }))
+    const requestPull = (labId: string) => Effect.asVoid(ask(labId, (w) => ({ ...w, pull: true })))
 
     /** Writes are waiting in the outbox. */
-    const outboxChanged = (labId: string) => ask(labId, (w) => ({ ...w, push: true }))
+    const outboxChanged = (labId: string) => Effect.asVoid(ask(labId, (w) => ({ ...w, push: true })))
 
-    /** POST /sync: pull now (a subtree when given) and answer with the result. */
+    /** POST /sync: pull now (a subtree when given) and answer with the result, or 503 when the service stops first. */
     const syncNow = (labId: string, subPath: Option.Option<string>) =>
       Effect.gen(function* () {
-        const done = yield* Deferred.make<SyncResult, GitError>()
-        yield* ask(labId, (w) => ({ ...w, waiters: [...w.waiters, { subPath, done }] }))
+        const done = yield* Deferred.make<SyncResult, SyncNowError>()
+        const asked = yield* ask(labId, (w) => ({ ...w, waiters: [...w.waiters, { subPath, done }] }), true)
+        if (!asked) return yield* stopped()
         return yield* Deferred.await(done)
       })
 
@@ -146,11 +214,41 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
      * none starts until it is done. It waits for a job in progress to finish; once started it is not interrupted.
      */
     const exclusive = <A, E, R>(labId: string, change: Effect.Effect<A, E, R>) =>
-      Effect.flatMap(lockOf(labId), (lock) => lock.withPermits(1)(Effect.uninterruptible(change)))
+      Effect.acquireUseRelease(
+        Effect.sync(() => {
+          const lab = labOf(labId)
+          lab.holders++
+          return lab
+        }),
+        (lab) => lab.lock.withPermits(1)(Effect.uninterruptible(change)),
+        (lab) =>
+          Effect.sync(() => {
+            lab.holders--
+            forgetIfUnused(labId, lab)
+          })
+      )
+
+    /** Labs with a worker or a link change in progress (a lab with nothing to do has none). */
+    const activeLabs = Effect.sync(() => labs.size)
+
+    // runs before the FiberMap's own finalizer (added first), which interrupts what is still running
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        stopping = true
+        for (const lab of labs.values()) {
+          const queued = lab.wanted.waiters
+          lab.wanted = { ...lab.wanted, waiters: [] }
+          yield* answerAll(queued, Exit.fail(stopped()))
+          lab.urgent.unsafeOpen()
+        }
+        // a finalizer runs uninterruptibly: the wait must be made interruptible for the timeout to end it
+        yield* Effect.ignore(Effect.timeout(Effect.interruptible(FiberMap.awaitEmpty(workers)), STOP_GRACE))
+      })
+    )
 
     // every linked lab catches up at start: deliveries missed while down, writes not yet pushed
     for (const labId of yield* repo.linkedLabIds) yield* ask(labId, () => ({ pull: true, push: true, waiters: [] }))
 
-    return { requestPull, outboxChanged, syncNow, exclusive }
+    return { requestPull, outboxChanged, syncNow, exclusive, activeLabs }
   })
 }) {}

@@ -31,6 +31,10 @@ export interface GitServer {
   readonly holdUploadPack: () => () => void
   /** Pack requests waiting because of `holdUploadPack`. */
   readonly heldRequests: () => number
+  /** As `holdUploadPack`, for pushes (POST git-receive-pack): they wait unanswered until the returned function is called. */
+  readonly holdReceivePack: () => () => void
+  /** Push requests waiting because of `holdReceivePack`. */
+  readonly heldPushes: () => number
   readonly close: () => Promise<void>
 }
 
@@ -61,6 +65,7 @@ export const startGitServer = async (): Promise<GitServer> => {
   const served: Array<string> = []
   const authorizations: Array<string | undefined> = []
   let held: Array<() => void> | undefined
+  let heldPush: Array<() => void> | undefined
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost")
@@ -68,6 +73,10 @@ export const startGitServer = async (): Promise<GitServer> => {
     authorizations.push(req.headers.authorization)
     if (held !== undefined && req.method === "POST" && url.pathname.endsWith("/git-upload-pack")) {
       held.push(() => serve(req, res, url))
+      return
+    }
+    if (heldPush !== undefined && req.method === "POST" && url.pathname.endsWith("/git-receive-pack")) {
+      heldPush.push(() => serve(req, res, url))
       return
     }
     serve(req, res, url)
@@ -134,6 +143,15 @@ export const startGitServer = async (): Promise<GitServer> => {
       }
     },
     heldRequests: () => held?.length ?? 0,
+    holdReceivePack: () => {
+      const waiting: Array<() => void> = []
+      heldPush = waiting
+      return () => {
+        if (heldPush === waiting) heldPush = undefined
+        for (const answer of waiting.splice(0)) answer()
+      }
+    },
+    heldPushes: () => heldPush?.length ?? 0,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -21,6 +21,8 @@ export interface ServiceSettings {
   /** A PostgreSQL URL; the embedded PGlite under `dataDir` when absent. */
   readonly databaseUrl?: string | undefined
   readonly env?: Record<string, string>
+  /** The checkout to run (another one gives a benchmark its reference); this one by default. */
+  readonly root?: string
 }
 
 const freePort = () =>
@@ -45,7 +47,7 @@ export const startServiceProcess = async (settings: ServiceSettings, readyTimeou
   const port = await freePort()
   const baseUrl = `http://127.0.0.1:${port}`
   const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    cwd: ROOT,
+    cwd: settings.root ?? ROOT,
     env: {
       PATH: process.env.PATH ?? "",
       HOME: settings.dataDir,
