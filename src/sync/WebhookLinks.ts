@@ -1,0 +1,88 @@
+import { Cache, Clock, Data, Duration, Effect, MutableHashSet, Option } from "effect"
+import type { RepoLink } from "./RepoLink.js"
+import { repoKeyOf } from "./RepoLink.js"
+import { SyncRepo } from "./SyncRepo.js"
+import type { RepositoryIdentity } from "./Webhooks.js"
+
+/** What the receiver needs of a link: which lab, which branch, the sealed secret. */
+export type WebhookLink = Pick<RepoLink, "labId" | "defaultBranch" | "webhookSecretSealed">
+
+interface RepositoryKey {
+  readonly urls: ReadonlyArray<string>
+  readonly fullNames: ReadonlyArray<string>
+}
+
+/** A cached answer older than this is looked up again in the background (it is still used meanwhile). */
+export const WEBHOOK_LINKS_REFRESH = Duration.seconds(5)
+/** Repositories remembered (a delivery naming an unknown repository is remembered too, as none). */
+const CAPACITY = 10_000
+
+/**
+ * The labs a webhook delivery's repository is linked to, from memory: a delivery
+ * never waits on the database (where pulls hold transactions) once its repository
+ * was seen. An answer older than WEBHOOK_LINKS_REFRESH is used and refreshed in
+ * the background; a link or secret changed through this instance empties the
+ * cache at once. A delivery the cached answer would refuse (no lab, no secret,
+ * a signature no cached secret matches) asks the database before it is refused.
+ */
+export class WebhookLinks extends Effect.Service<WebhookLinks>()("WebhookLinks", {
+  dependencies: [SyncRepo.Default],
+  scoped: Effect.gen(function* () {
+    const repo = yield* SyncRepo
+    const scope = yield* Effect.scope
+
+    /** A repository as a delivery names it, compared by value. */
+    const keyOf = (identity: RepositoryIdentity): RepositoryKey =>
+      Data.struct({
+        urls: Data.array([...identity.urls].sort()),
+        fullNames: Data.array(identity.fullNames.map((n) => n.toLowerCase()).sort())
+      })
+
+    /** The links of the labs whose repository the delivery names (by clone/web URL, or `owner/name`). */
+    const lookup = ({ fullNames, urls }: RepositoryKey): Effect.Effect<ReadonlyArray<WebhookLink>> => {
+      const keys = urls.flatMap((url) => {
+        try {
+          return [repoKeyOf(url)]
+        } catch {
+          return []
+        }
+      })
+      const names = fullNames.length > 0 ? fullNames.map(Option.some) : [Option.none<string>()]
+      return Effect.map(Effect.forEach(names, (name) => repo.linksMatching(keys, name)), (found) => [
+        ...new Map(
+          found.flat().map((l) => [l.labId, { labId: l.labId, defaultBranch: l.defaultBranch, webhookSecretSealed: l.webhookSecretSealed }])
+        ).values()
+      ])
+    }
+
+    const cache = yield* Cache.make({ capacity: CAPACITY, timeToLive: Duration.infinity, lookup })
+    const refreshing = MutableHashSet.empty<RepositoryKey>()
+
+    /** Refresh an old entry in the background, once at a time per key. */
+    const refreshIfOld = (key: RepositoryKey) =>
+      Effect.gen(function* () {
+        const stats = yield* cache.entryStats(key)
+        const now = yield* Clock.currentTimeMillis
+        if (Option.isNone(stats) || now - stats.value.loadedMillis < Duration.toMillis(WEBHOOK_LINKS_REFRESH) || MutableHashSet.has(refreshing, key)) return
+        MutableHashSet.add(refreshing, key)
+        yield* Effect.forkIn(Effect.ensuring(cache.refresh(key), Effect.sync(() => MutableHashSet.remove(refreshing, key))), scope)
+      })
+
+    /** The links, from memory when the repository was seen before. */
+    const find = (identity: RepositoryIdentity) => {
+      const key = keyOf(identity)
+      return Effect.tap(cache.get(key), () => refreshIfOld(key))
+    }
+
+    /** The links as the database has them now (and remembered so). */
+    const findFresh = (identity: RepositoryIdentity) => {
+      const key = keyOf(identity)
+      return Effect.zipRight(cache.refresh(key), cache.get(key))
+    }
+
+    /** A link or a secret changed: forget every answer. */
+    const invalidate = cache.invalidateAll
+
+    return { find, findFresh, invalidate }
+  })
+}) {}
