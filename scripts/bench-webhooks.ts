@@ -13,7 +13,8 @@
  * the other in the same run, each as `npm start` runs it (a child process), on
  * embedded PGlite and, with DATABASE_URL, on PostgreSQL (a fresh schema each).
  * Knobs: BENCH_STORM_MS (10000), BENCH_CONCURRENCY (50), BENCH_BURST_EVERY_MS (200), BENCH_LABS (2),
- * BENCH_FILES (3000 per repository), BENCH_CHANGED (300 files per outside commit), BENCH_ROUNDS (1).
+ * BENCH_FILES (3000 per repository), BENCH_CHANGED (300 files per outside commit), BENCH_ROUNDS (1),
+ * BENCH_CPU_PROF=<dir> (each service under node --cpu-prof). The first 2 s of bursts warm the service up, uncounted.
  */
 import { Schema } from "effect"
 import { spawn } from "node:child_process"
@@ -41,6 +42,8 @@ const FILES = int("BENCH_FILES", 3_000)
 const CHANGED = int("BENCH_CHANGED", 300)
 const ROUNDS = int("BENCH_ROUNDS", 1)
 const BURST_EVERY_MS = int("BENCH_BURST_EVERY_MS", 200)
+const WARM_UP_MS = 2_000
+const CPU_PROF_DIR = process.env["BENCH_CPU_PROF"] ? resolve(process.env["BENCH_CPU_PROF"]) : undefined
 const TARGET_P99_MS = 100
 
 const { children, tempDirs, cleanups, stopChild, cleanupAll } = makeHousekeeping("the services")
@@ -105,7 +108,8 @@ const startService = async (root: string, databaseUrl: string | undefined, logPa
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})
   }
   const log = openSync(logPath, "a")
-  const child = spawn(process.execPath, [...startNodeFlags(root), "--import", "tsx", "src/main.ts"], {
+  const profile = CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${join(CPU_PROF_DIR, randomBytes(3).toString("hex"))}`] : []
+  const child = spawn(process.execPath, [...startNodeFlags(root), ...profile, "--import", "tsx", "src/main.ts"], {
     cwd: root,
     env,
     stdio: ["ignore", log, log],
@@ -236,6 +240,10 @@ const storm = async (git: GitServer, root: string, databaseUrl: string | undefin
       }
     }
     const running = [pusher(), storming()]
+    // the first bursts warm the service (JIT, caches): not counted
+    await sleep(WARM_UP_MS)
+    acks.length = 0
+    failures = 0
     await sleep(STORM_MS)
     stop = true
     await Promise.all(running)

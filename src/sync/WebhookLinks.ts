@@ -1,11 +1,16 @@
 import { Cache, Clock, Data, Duration, Effect, MutableHashSet, Option } from "effect"
 import type { RepoLink } from "./RepoLink.js"
 import { repoKeyOf } from "./RepoLink.js"
+import { SecretBox } from "../common/SecretBox.js"
 import { SyncRepo } from "./SyncRepo.js"
 import type { RepositoryIdentity } from "./Webhooks.js"
 
-/** What the receiver needs of a link: which lab, which branch, the sealed secret. */
-export type WebhookLink = Pick<RepoLink, "labId" | "defaultBranch" | "webhookSecretSealed">
+/** What the receiver needs of a link: which lab, which branch, and whether it has a secret (opened once, kept in memory). */
+export interface WebhookLink extends Pick<RepoLink, "labId" | "defaultBranch"> {
+  readonly hasSecret: boolean
+  /** None also when the stored secret cannot be opened (another master key): no signature matches it. */
+  readonly secret: Option.Option<string>
+}
 
 interface RepositoryKey {
   readonly urls: ReadonlyArray<string>
@@ -29,6 +34,7 @@ export class WebhookLinks extends Effect.Service<WebhookLinks>()("WebhookLinks",
   dependencies: [SyncRepo.Default],
   scoped: Effect.gen(function* () {
     const repo = yield* SyncRepo
+    const box = yield* SecretBox
     const scope = yield* Effect.scope
 
     /** A repository as a delivery names it, compared by value. */
@@ -48,11 +54,16 @@ export class WebhookLinks extends Effect.Service<WebhookLinks>()("WebhookLinks",
         }
       })
       const names = fullNames.length > 0 ? fullNames.map(Option.some) : [Option.none<string>()]
-      return Effect.map(Effect.forEach(names, (name) => repo.linksMatching(keys, name)), (found) => [
-        ...new Map(
-          found.flat().map((l) => [l.labId, { labId: l.labId, defaultBranch: l.defaultBranch, webhookSecretSealed: l.webhookSecretSealed }])
-        ).values()
-      ])
+      return Effect.gen(function* () {
+        const found = (yield* Effect.forEach(names, (name) => repo.linksMatching(keys, name))).flat()
+        const unique = [...new Map(found.map((l) => [l.labId, l])).values()]
+        return yield* Effect.forEach(unique, (l) =>
+          Effect.map(
+            l.webhookSecretSealed === null ? Effect.succeedNone : Effect.option(box.open(l.webhookSecretSealed)),
+            (secret): WebhookLink => ({ labId: l.labId, defaultBranch: l.defaultBranch, hasSecret: l.webhookSecretSealed !== null, secret })
+          )
+        )
+      })
     }
 
     const cache = yield* Cache.make({ capacity: CAPACITY, timeToLive: Duration.infinity, lookup })

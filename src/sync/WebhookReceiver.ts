@@ -1,5 +1,4 @@
 import { Clock, Effect, Option } from "effect"
-import { SecretBox } from "../common/SecretBox.js"
 import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationError } from "../http/Errors.js"
 import { problemWith } from "../http/InputCheck.js"
 import { reportWindow } from "../http/RequestContext.js"
@@ -69,7 +68,6 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
     const links = yield* WebhookLinks
     const recent = recentDeliveries(DELIVERIES_REMEMBERED)
     const supervisor = yield* SyncSupervisor
-    const box = yield* SecretBox
     const rateLimits = yield* RateLimits
     const failureLimit = yield* WebhookFailureLimit
 
@@ -127,18 +125,12 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
               message: `no lab is linked to ${identity.fullNames[0] ?? identity.urls[0] ?? "this repository"}`
             })
           }
-          const withSecret = links.filter((l) => l.webhookSecretSealed !== null)
-          if (withSecret.length === 0) {
+          if (!links.some((l) => l.hasSecret)) {
             return yield* new PreconditionFailed({
               message: "the lab has no webhook secret yet: create one with POST /api/v1/sync/secret"
             })
           }
-          const verified = yield* Effect.filter(withSecret, (link) =>
-            Effect.map(
-              Effect.option(box.open(link.webhookSecretSealed ?? "")),
-              (secret) => Option.isSome(secret) && verifySignature(host, headers, body, secret.value)
-            )
-          )
+          const verified = links.filter((l) => Option.isSome(l.secret) && verifySignature(host, headers, body, l.secret.value))
           if (verified.length === 0) return yield* new Unauthorized({ message: "the webhook signature does not match the secret" })
           return verified
         })
