@@ -1,4 +1,4 @@
-import { Cause, Deferred, Duration, Effect, Option, Queue, Ref } from "effect"
+import { Cause, Deferred, Duration, Effect, Option, Queue, Ref, Scheduler } from "effect"
 import type { GitError } from "./Git.js"
 import type { SyncResult } from "./RepoLink.js"
 import { SyncEngine } from "./SyncEngine.js"
@@ -28,6 +28,13 @@ interface Worker {
 /** Retry delays: 1 s doubling to 5 min, each with ±50 % jitter. */
 export const backoff = (attempt: number): Duration.Duration =>
   Duration.millis(Math.min(1_000 * 2 ** Math.max(0, attempt - 1), 300_000) * (0.5 + Math.random()))
+
+/**
+ * The scheduler of the git jobs: each step the job's fibers take goes through setImmediate, after the event loop
+ * has polled for I/O. Effect's default scheduler chains steps as microtasks and lets I/O in only every 2,048 of
+ * them, so a pull's CPU work held requests (a webhook's acknowledgement) for hundreds of milliseconds.
+ */
+const yieldingToRequests = Scheduler.make((task) => setImmediate(task))
 
 /** Git jobs running at once across all labs: bounds memory and CPU on big repositories. */
 const CONCURRENT_JOBS = 2
@@ -79,7 +86,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
           yield* Queue.take(worker.wake)
           const wanted = yield* Ref.getAndSet(worker.wanted, nothing)
           const job = jobs.withPermits(1)(worker.lock.withPermits(1)(runJob(labId, wanted)))
-          const exit = yield* job.pipe(Effect.uninterruptible, Effect.exit)
+          const exit = yield* job.pipe(Effect.withScheduler(yieldingToRequests), Effect.uninterruptible, Effect.exit)
           if (exit._tag === "Success") {
             attempt = 0
             continue
