@@ -162,6 +162,8 @@ interface StormResult {
   readonly failures: number
   readonly pulls: number
   readonly commits: number
+  /** Each lab's first forced sync (all its files), before the storm: the pull's own speed. */
+  readonly initialSyncMs: ReadonlyArray<number>
 }
 
 const storm = async (git: GitServer, root: string, databaseUrl: string | undefined, label: string): Promise<StormResult> => {
@@ -169,6 +171,7 @@ const storm = async (git: GitServer, root: string, databaseUrl: string | undefin
   tempDirs.add(workDir)
   const service = await startService(root, databaseUrl ? await freshSchema(databaseUrl) : undefined, join(workDir, "service.log"))
   try {
+    const initialSyncMs: Array<number> = []
     const labs: Array<{ readonly name: string; readonly url: string; readonly gitdir: string; readonly labId: string; readonly secret: string }> = []
     for (let k = 0; k < LABS; k++) {
       const name = `hooks-${label}-${k}-${randomBytes(3).toString("hex")}`
@@ -177,7 +180,9 @@ const storm = async (git: GitServer, root: string, databaseUrl: string | undefin
       await commit(gitdir, Array.from({ length: FILES }, (_, i) => i), 0, true)
       const labId = (await call(service, Lab, "POST", "/api/v1/labs", { slug: name, name, plan: "team" })).data.id
       await call(service, Status, "PATCH", "/api/v1/sync", { labId, repo: url, autoPushOnEdit: false })
+      const syncStarted = performance.now()
       await call(service, Schema.Unknown, "POST", "/api/v1/sync", { labId })
+      initialSyncMs.push(performance.now() - syncStarted)
       const { secret } = await call(service, Secret, "POST", "/api/v1/sync/secret", { labId })
       labs.push({ name, url, gitdir, labId, secret })
     }
@@ -250,7 +255,7 @@ const storm = async (git: GitServer, root: string, databaseUrl: string | undefin
     for (const agent of agents) agent.destroy()
     const pullsAfter = await Promise.all(labs.map((lab) => pullCount(service, lab.labId)))
     const pulls = pullsAfter.reduce((sum, n, k) => sum + n - (pullsBefore[k] ?? 0), 0)
-    return { acks, failures, pulls, commits }
+    return { acks, failures, pulls, commits, initialSyncMs }
   } finally {
     await service.stop()
   }
@@ -282,7 +287,8 @@ const main = async () => {
         const row =
           `${database.name.padEnd(10)} ${which.padEnd(11)} acks ${String(sorted.length).padStart(6)}  p50 ${p50?.toFixed(1).padStart(7)} ms` +
           `  p90 ${p90?.toFixed(1).padStart(7)} ms  p99 ${p99?.toFixed(1).padStart(7)} ms  max ${sorted.at(-1)?.toFixed(0).padStart(5)} ms` +
-          `  not queued ${result.failures}  pulls ${result.pulls}  outside commits ${result.commits}`
+          `  not queued ${result.failures}  pulls ${result.pulls}  outside commits ${result.commits}` +
+          `  first sync ${result.initialSyncMs.map((ms) => ms.toFixed(0)).join(", ")} ms`
         console.log(row)
         rows.push(row)
       }
