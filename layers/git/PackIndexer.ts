@@ -68,6 +68,22 @@ export const indexPack = async (pack: RandomAccess, limits: IndexLimits, options
   }
 }
 
+/**
+ * Indexing is a long run of synchronous work (inflate, hash) chained by promises, which never lets the event
+ * loop in: requests waiting meanwhile (a webhook's acknowledgement) would wait for the whole pack. Every few
+ * milliseconds of it, the loop gets a turn.
+ */
+const SLICE_MILLIS = 8
+
+const makeSlicer = () => {
+  let since = performance.now()
+  return async () => {
+    if (performance.now() - since < SLICE_MILLIS) return
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    since = performance.now()
+  }
+}
+
 const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOptions, scratch: ReturnType<typeof makeScratch>): Promise<IndexedPack> => {
   const head = pack.read(0, 12)
   if (pack.size < 32 || head.toString("latin1", 0, 4) !== "PACK") throw new PackError("not a pack")
@@ -85,8 +101,10 @@ const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOpti
     makeResolver(pack, limits, options, scratch)
   // REF_DELTAs whose base comes later: only where they are is kept (their data is inflated again then)
   const deferred: Array<{ readonly i: number; readonly offset: number; readonly baseId: string }> = []
+  const slice = makeSlicer()
   let pos = 12
   for (let i = 0; i < count; i++) {
+    await slice()
     if (pos >= end) throw new PackError("pack ends early")
     const offset = pos
     const header = readEntryHeader(pack.read(offset, 64), 0)
@@ -132,6 +150,7 @@ const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOpti
   for (let left = deferred; left.length > 0; ) {
     const next: typeof deferred = []
     for (const d of left) {
+      await slice()
       const index = byId.get(d.baseId)
       const external = index === undefined ? options.external?.(d.baseId) : undefined
       const base: Base | undefined = index !== undefined ? { index } : external ? { external } : undefined

@@ -37,14 +37,15 @@ export const WebhooksHttp = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
         const address = Option.getOrElse(request.remoteAddress, () => "unknown")
         // an address sending what no git host sends is refused before its body is read
         yield* receiver.admit(address)
-        const tooLarge = new PayloadTooLarge({ message: `the request body exceeds ${WEBHOOK_MAX_BODY_BYTES} bytes` })
+        // made only when needed: an error captures a stack trace, a cost every delivery would pay
+        const tooLarge = () => new PayloadTooLarge({ message: `the request body exceeds ${WEBHOOK_MAX_BODY_BYTES} bytes` })
         // a declared length over the limit is refused unread; a streamed body is read under the limit (BodyLimit.ts):
         // past it the bytes are dropped, not kept
         const read = Number(request.headers["content-length"] ?? 0) > WEBHOOK_MAX_BODY_BYTES
-          ? Effect.fail(tooLarge)
+          ? Effect.fail(tooLarge())
           : request.arrayBuffer.pipe(
               Effect.mapError(() => new ValidationError({ message: "the webhook body could not be read" })),
-              Effect.filterOrFail(() => !bodyTooLarge(request), () => tooLarge)
+              Effect.filterOrFail(() => !bodyTooLarge(request), tooLarge)
             )
         const body = yield* Effect.tapError(read, () => receiver.failed(address))
         const answer = yield* receiver.receive(address, path.host, request.headers, new Uint8Array(body))

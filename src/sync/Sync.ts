@@ -7,6 +7,7 @@ import { Git } from "./Git.js"
 import { type LinkRepo, originOf, type RepoLink, repoKeyOf, type SyncStatus, tokenIsBound } from "./RepoLink.js"
 import { type SealedToken, SyncRepo } from "./SyncRepo.js"
 import { SyncSupervisor } from "./SyncSupervisor.js"
+import { WebhookLinks } from "./WebhookLinks.js"
 import { hostOfRepo } from "./Webhooks.js"
 
 /** Where git hosts send webhooks: PUBLIC_BASE_URL, provided by the composition. */
@@ -17,7 +18,7 @@ const notLinked = (labId: string) =>
 
 /** The sync routes' service: link, status, webhook secret, forced pull. */
 export class Sync extends Effect.Service<Sync>()("Sync", {
-  dependencies: [SyncRepo.Default, SyncSupervisor.Default],
+  dependencies: [SyncRepo.Default, SyncSupervisor.Default, WebhookLinks.Default],
   effect: Effect.gen(function* () {
     const repo = yield* SyncRepo
     const supervisor = yield* SyncSupervisor
@@ -25,6 +26,7 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
     const box = yield* SecretBox
     const baseUrl = yield* PublicBaseUrl
     const sql = yield* SqlClient.SqlClient
+    const webhookLinks = yield* WebhookLinks
 
     const linkOf = (labId: string) =>
       Effect.flatMap(repo.link(labId), Option.match({ onNone: () => Effect.fail(notLinked(labId)), onSome: Effect.succeed }))
@@ -107,6 +109,7 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
               autoPush: input.autoPushOnEdit ?? Option.match(current, { onNone: () => false, onSome: (l) => l.autoPush }),
               token: tokenChange(current, repoUrl, input.token)
             })
+            yield* webhookLinks.invalidate
           })
         )
         yield* supervisor.requestPull(labId)
@@ -121,6 +124,7 @@ export class Sync extends Effect.Service<Sync>()("Sync", {
         const link = yield* linkOf(labId)
         const fresh = randomBytes(32).toString("hex")
         const created = yield* repo.setSecretOnce(labId, box.seal(fresh))
+        if (created) yield* webhookLinks.invalidate
         return created
           ? { secret: fresh, existed: false, webhookUrl: webhookUrlOf(link) }
           : { existed: true, webhookUrl: webhookUrlOf(link) }

@@ -45,7 +45,7 @@ export interface SealedToken {
   readonly origin: string
 }
 
-/** The sync's own tables: repository links, the outbox of unpushed writes, webhook deliveries. */
+/** The sync's own tables: repository links and the outbox of unpushed writes. */
 export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -180,15 +180,6 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
       }).pipe(Effect.orDie)
 
     /** Remember a webhook delivery; false when it was seen before. */
-    const firstDelivery = (host: string, deliveryId: string, labId: string) =>
-      Effect.map(
-        Effect.orDie(sql<{ deliveryId: string }>`
-          INSERT INTO webhook_deliveries (host, delivery_id, lab_id, received_at)
-          VALUES (${host}, ${deliveryId}, ${labId}, now())
-          ON CONFLICT (host, delivery_id, lab_id) DO NOTHING RETURNING delivery_id`),
-        (rows) => rows.length > 0
-      )
-
     return {
       link,
       linksMatching,
@@ -206,8 +197,7 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
       done,
       noteAttempt,
       setAside,
-      setAsideOf,
-      firstDelivery
+      setAsideOf
     }
   })
 }) {}

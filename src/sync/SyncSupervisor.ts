@@ -1,4 +1,4 @@
-import { Cause, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule, Scheduler } from "effect"
 import { ServiceUnavailable } from "../http/Errors.js"
 import type { GitError } from "./Git.js"
 import type { SyncResult } from "./RepoLink.js"
@@ -50,6 +50,13 @@ export const retrySchedule = Schedule.exponential(Duration.millis(500)).pipe(
 
 /** How long a stop lets the jobs in progress run on before cutting them (README: "Workers"). */
 export const STOP_GRACE = Duration.seconds(10)
+
+/**
+ * The scheduler of the git jobs: each step the job's fibers take goes through setImmediate, after the event loop
+ * has polled for I/O. Effect's default scheduler chains steps as microtasks and lets I/O in only every 2,048 of
+ * them, so a pull's CPU work held requests (a webhook's acknowledgement) for hundreds of milliseconds.
+ */
+const yieldingToRequests = Scheduler.make((task) => setImmediate(task))
 
 /** Git jobs running at once across all labs: bounds memory and CPU on big repositories. */
 const CONCURRENT_JOBS = 2
@@ -153,7 +160,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
         for (;;) {
           const wanted = yield* take(labId, lab)
           if (Option.isNone(wanted)) return
-          const exit = yield* Effect.exit(runJob(labId, lab, wanted.value))
+          const exit = yield* Effect.exit(Effect.withScheduler(runJob(labId, lab, wanted.value), yieldingToRequests))
           lab.joined = []
           if (Exit.isSuccess(exit)) {
             yield* retry.reset

@@ -1,11 +1,9 @@
 import { Clock, Effect, Option } from "effect"
-import { SecretBox } from "../common/SecretBox.js"
 import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationError } from "../http/Errors.js"
 import { problemWith } from "../http/InputCheck.js"
 import { reportWindow } from "../http/RequestContext.js"
 import { MINUTE_MILLIS, RateLimits } from "../ratelimit/RateLimits.js"
-import { repoKeyOf } from "./RepoLink.js"
-import { SyncRepo } from "./SyncRepo.js"
+import { type WebhookLink, WebhookLinks } from "./WebhookLinks.js"
 import { SyncSupervisor } from "./SyncSupervisor.js"
 import {
   deliveryIdOf,
@@ -32,19 +30,44 @@ export interface WebhookAnswer {
 
 const notJson = () => new ValidationError({ message: "the webhook body is not a JSON payload" })
 
+/** Delivery ids remembered per generation: between this many and twice as many of the newest are recognised. */
+const DELIVERIES_REMEMBERED = 50_000
+
+/**
+ * The delivery ids this instance has seen, newest first, in two generations: when the current one is full it
+ * becomes the previous one (the older is dropped). Checked and noted in one synchronous step.
+ */
+const recentDeliveries = (perGeneration: number) => {
+  let current = new Set<string>()
+  let previous = new Set<string>()
+  return {
+    firstTime: (id: string): boolean => {
+      if (current.has(id) || previous.has(id)) return false
+      if (current.size >= perGeneration) {
+        previous = current
+        current = new Set()
+      }
+      current.add(id)
+      return true
+    }
+  }
+}
+
 
 /**
  * POST /api/webhooks/<git_host>: find the labs the delivery names (a lexical
  * scan of the raw text), verify the signature over the raw bytes against their
  * secrets, and only then parse the payload; deduplicate, enqueue, answer. It
- * never waits for git: the lab's worker pulls in the background.
+ * waits neither for git nor for the database: the links and secrets come from
+ * memory (WebhookLinks), duplicates are recognised in memory, and the pull is a
+ * flag the lab's worker reads (SyncSupervisor.requestPull).
  */
 export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookReceiver", {
-  dependencies: [SyncRepo.Default, SyncSupervisor.Default, RateLimits.Default],
+  dependencies: [WebhookLinks.Default, SyncSupervisor.Default, RateLimits.Default],
   effect: Effect.gen(function* () {
-    const repo = yield* SyncRepo
+    const links = yield* WebhookLinks
+    const recent = recentDeliveries(DELIVERIES_REMEMBERED)
     const supervisor = yield* SyncSupervisor
-    const box = yield* SecretBox
     const rateLimits = yield* RateLimits
     const failureLimit = yield* WebhookFailureLimit
 
@@ -74,22 +97,6 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
     const failed = (address: string, repository?: string) =>
       Effect.asVoid(rateLimits.count(failuresOf(address, repository), failureLimit, MINUTE_MILLIS))
 
-    /** The links of the labs whose repository the delivery names. */
-    const candidates = (identity: RepositoryIdentity) => {
-      const keys = identity.urls.flatMap((url) => {
-        try {
-          return [repoKeyOf(url)]
-        } catch {
-          return []
-        }
-      })
-      const names = identity.fullNames.length > 0 ? identity.fullNames.map(Option.some) : [Option.none<string>()]
-      return Effect.map(
-        Effect.forEach(names, (name) => repo.linksMatching(keys, name)),
-        (found) => [...new Map(found.flat().map((link) => [link.labId, link])).values()]
-      )
-    }
-
     /** What a delivery is about, read without parsing it: its host, its JSON text, the repository it names. */
     const identify = (hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
       Effect.gen(function* () {
@@ -107,6 +114,26 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         if (named === undefined) return yield* new NotFound({ message: "the payload names no repository" })
         return { host, document, identity, repository: named.toLowerCase() }
       })
+
+    /** The links whose secret signed the delivery; refused as a git host would need to hear it. */
+    const signedBy =
+      (host: GitHost, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array, identity: RepositoryIdentity) =>
+      (links: ReadonlyArray<WebhookLink>) =>
+        Effect.gen(function* () {
+          if (links.length === 0) {
+            return yield* new NotFound({
+              message: `no lab is linked to ${identity.fullNames[0] ?? identity.urls[0] ?? "this repository"}`
+            })
+          }
+          if (!links.some((l) => l.hasSecret)) {
+            return yield* new PreconditionFailed({
+              message: "the lab has no webhook secret yet: create one with POST /api/v1/sync/secret"
+            })
+          }
+          const verified = links.filter((l) => Option.isSome(l.secret) && verifySignature(host, headers, body, l.secret.value))
+          if (verified.length === 0) return yield* new Unauthorized({ message: "the webhook signature does not match the secret" })
+          return verified
+        })
 
     /**
      * Receive a delivery from `address`. A failure before it names a repository counts against the address; after,
@@ -131,25 +158,10 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
       identity: RepositoryIdentity
     ) =>
       Effect.gen(function* () {
-        const links = yield* candidates(identity)
-        if (links.length === 0) {
-          return yield* new NotFound({
-            message: `no lab is linked to ${identity.fullNames[0] ?? identity.urls[0] ?? "this repository"}`
-          })
-        }
-        const withSecret = links.filter((l) => l.webhookSecretSealed !== null)
-        if (withSecret.length === 0) {
-          return yield* new PreconditionFailed({
-            message: "the lab has no webhook secret yet: create one with POST /api/v1/sync/secret"
-          })
-        }
-        const verified = yield* Effect.filter(withSecret, (link) =>
-          Effect.map(
-            Effect.option(box.open(link.webhookSecretSealed ?? "")),
-            (secret) => Option.isSome(secret) && verifySignature(host, headers, body, secret.value)
-          )
+        // from memory; what memory would refuse is checked against the database before it is
+        const verified = yield* Effect.orElse(Effect.flatMap(links.find(identity), signedBy(host, headers, body, identity)), () =>
+          Effect.flatMap(links.findFresh(identity), signedBy(host, headers, body, identity))
         )
-        if (verified.length === 0) return yield* new Unauthorized({ message: "the webhook signature does not match the secret" })
 
         // signed by a lab's secret: now the payload may be parsed
         const payload = yield* Effect.try({ try: (): unknown => JSON.parse(document), catch: notJson })
@@ -164,7 +176,7 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         const deliveryId = deliveryIdOf(host, headers, body)
         const queued: Array<string> = []
         for (const link of targets) {
-          if (yield* repo.firstDelivery(host, deliveryId, link.labId)) {
+          if (recent.firstTime(`${host}\u0000${deliveryId}\u0000${link.labId}`)) {
             yield* supervisor.requestPull(link.labId)
             queued.push(link.labId)
           }

@@ -17,15 +17,15 @@ export interface Pause {
  * `startTestServer({ git: { kind: "layer", layer: pausing.layer } })`.
  */
 export const pausingGit = (inner: Layer.Layer<Git>) => {
-  const armed = new Map<Moment, { readonly reachedNow: () => void; readonly released: Promise<void> }>()
+  const armed = new Map<Moment, { skip: number; readonly reachedNow: () => void; readonly released: Promise<void> }>()
 
-  /** Stop at the next `moment`. */
-  const pauseAt = (moment: Moment): Pause => {
+  /** Stop at the next `moment`, or after letting `skip` of them pass (the 251st blob a pull reads: `skip` 250). */
+  const pauseAt = (moment: Moment, skip = 0): Pause => {
     let reachedNow = () => {}
     const reached = new Promise<void>((resolve) => (reachedNow = resolve))
     let release = () => {}
     const released = new Promise<void>((resolve) => (release = resolve))
-    armed.set(moment, { reachedNow, released })
+    armed.set(moment, { skip, reachedNow, released })
     return { reached, release }
   }
 
@@ -33,6 +33,10 @@ export const pausingGit = (inner: Layer.Layer<Git>) => {
     Effect.promise(async () => {
       const pause = armed.get(moment)
       if (pause === undefined) return
+      if (pause.skip > 0) {
+        pause.skip--
+        return
+      }
       armed.delete(moment)
       pause.reachedNow()
       await pause.released
