@@ -6,53 +6,18 @@ import { FilesRepo, type PulledFile } from "../files/FilesRepo.js"
 import { normalizePath, toRepoPath } from "../files/Paths.js"
 import type { GitFigureFile } from "../figures/Figure.js"
 import { GitFigures, isFigurePath } from "../figures/GitFigures.js"
-import { blobId } from "../files/BlobId.js"
-import { type Change, Git, GitError, type GitRemote, type Head } from "./Git.js"
+import { Git, GitError, type GitRemote, type Head } from "./Git.js"
 import { type RepoLink, repoNameOf, type SyncResult, tokenIsBound } from "./RepoLink.js"
 import { addReconciled, planChanges, removalsOf } from "./PullPlan.js"
 import { decodeText, MAX_FILE_BYTES } from "./Rules.js"
+import { CHUNK_WRITES, changeOf, chunkOf, lastWrites } from "./OutboxCommits.js"
 import { type OutboxEntry, SyncRepo } from "./SyncRepo.js"
-
-/** Commits the service makes carry this identity (README: "Auto-push"). */
-export const SERVICE_AUTHOR = { authorName: "Lab Service", authorEmail: "lab-service@users.noreply.local" }
 
 /** A pull reads and writes changed files in batches of at most this many files and bytes: memory stays bounded. */
 const BATCH_FILES = 2000
 const BATCH_BYTES = 16 * 1024 * 1024
 /** The first batch is small, so the database starts writing while the next one is read. */
 const FIRST_BATCH_FILES = 250
-
-/** Writes committed and pushed at a time: each chunk is one push, visible as soon as it lands. */
-const CHUNK_WRITES = 500
-const CHUNK_BYTES = 32 * 1024 * 1024
-
-/** The first entries, up to CHUNK_BYTES of content (at least one). */
-const chunkOf = (entries: ReadonlyArray<OutboxEntry>): ReadonlyArray<OutboxEntry> => {
-  let bytes = 0
-  const chunk: Array<OutboxEntry> = []
-  for (const entry of entries) {
-    bytes += entry.content === null ? 0 : entry.content.length
-    if (chunk.length > 0 && bytes > CHUNK_BYTES) break
-    chunk.push(entry)
-  }
-  return chunk
-}
-
-const changeOf = (entry: OutboxEntry): Change => {
-  const verb = entry.content === null ? "Delete" : "Update"
-  return {
-    path: toRepoPath(entry.path),
-    content: entry.content,
-    info: { ...SERVICE_AUTHOR, message: `${verb} ${toRepoPath(entry.path)}\n\nWritten through Lab Service by ${entry.actor}.\n` }
-  }
-}
-
-/** Each path's last write in these entries, as the blob it leaves (a path last deleted has none). */
-const lastWrites = (entries: ReadonlyArray<OutboxEntry>) => {
-  const last = new Map<string, string | null>()
-  for (const entry of entries) last.set(entry.path, entry.content)
-  return [...last].flatMap(([path, content]) => (content === null ? [] : [{ path, sha: blobId(content) }]))
-}
 
 /** How often one push is retried on top of a moved remote before the job fails (and backs off). */
 const MAX_REJECTIONS = 5
