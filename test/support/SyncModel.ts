@@ -1,0 +1,320 @@
+/**
+ * A model of the git sync (README "Git sync", "Auto-push") for model-based tests (test/sync/model.test.ts): random
+ * sequences of steps (API writes and deletes, outside pushes, webhooks, forced syncs, outbox drains, faults, a pull
+ * paused while the API writes), a driver that plays them against the service, and the invariants a user checks once
+ * everything is quiet. The model records what was acknowledged and when; the checks compare it with the repository
+ * and the lab.
+ */
+import { FastCheck as fc } from "effect"
+import { createHash } from "node:crypto"
+import { isLabPath } from "../../src/sync/PullPlan.js"
+import { decodeText, isSkippedPath, MAX_FILE_BYTES } from "../../src/sync/Rules.js"
+
+/** Lab paths the API writes; outside pushes touch the same ones (as repository paths) and a few of their own. */
+export const API_PATHS = ["/X.md", "/notes/a.md", "/notes/deep/b.md", "/c.txt"] as const
+const OUTSIDE_PATHS = [...API_PATHS.map((p) => p.slice(1)), "notes/o.md", "node_modules/m.js", "app.min.js"]
+/** Changed by a pulse push before a paused pull, so that the pull has a blob to read (the API never writes it). */
+export const PULSE_PATH = "pulse.md"
+/** In the repository when the lab is linked. */
+export const INITIAL_REMOTE: Readonly<Record<string, string>> = { "X.md": "x0\n", "notes/a.md": "a0\n", "notes/o.md": "o0\n", "c.txt": "c0\n" }
+/** Written in the lab before it is linked: never in git, so a sync must never remove it. */
+export const LOCAL_ONLY: Readonly<Record<string, string>> = { "/local/only.md": "made before the link\n" }
+
+/** Content as a step names it (short, so a counterexample reads well); `mib` is exactly 1 MiB of text. */
+export type ApiContent = { readonly text: string } | "mib"
+/** An outside push may also write binary content and text over 1 MiB (both left out by the sync rules). */
+export type OutsideContent = ApiContent | "binary" | "huge" | null
+export type Fault = "down" | "pushFails" | "pushLost"
+export type ApiStep =
+  | { readonly kind: "write"; readonly path: string; readonly content: ApiContent }
+  | { readonly kind: "delete"; readonly path: string }
+export type OutsideStep = { readonly kind: "outside"; readonly edits: ReadonlyArray<readonly [string, OutsideContent]> }
+export type Step =
+  | ApiStep
+  | OutsideStep
+  | { readonly kind: "webhook" }
+  | { readonly kind: "forcedSync"; readonly subPath: string | null }
+  | { readonly kind: "drain" }
+  | { readonly kind: "fault"; readonly fault: Fault }
+  | { readonly kind: "pausedPull"; readonly during: ReadonlyArray<ApiStep | OutsideStep> }
+  | { readonly kind: "restart" }
+  | { readonly kind: "checkpoint" }
+
+const MIB_TEXT = `${"m".repeat(MAX_FILE_BYTES - 4)}mib\n`
+const HUGE_TEXT = "h".repeat(MAX_FILE_BYTES + 1)
+const BINARY = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1])
+
+/** The text an API step writes; `unique` (a real run) makes every write's content its own. */
+export const apiText = (content: ApiContent, unique: string | undefined) =>
+  content === "mib" ? MIB_TEXT : unique === undefined ? content.text : `${content.text}${unique}\n`
+
+export const outsideBytes = (content: OutsideContent): Uint8Array | null =>
+  content === null ? null : content === "binary" ? BINARY : Buffer.from(content === "huge" ? HUGE_TEXT : apiText(content, undefined))
+
+/** git's blob id of some bytes; "-" for an absent path. */
+const keyOf = (bytes: Uint8Array | null | undefined) =>
+  bytes == null ? "-" : createHash("sha1").update(`blob ${bytes.byteLength}\0`).update(bytes).digest("hex")
+
+const text = fc.constantFrom("v1\n", "v2\n", "v3\n").map((t): ApiContent => ({ text: t }))
+const apiContent = fc.oneof({ weight: 15, arbitrary: text }, { weight: 1, arbitrary: fc.constant<ApiContent>("mib") })
+const apiStep: fc.Arbitrary<ApiStep> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("write" as const), path: fc.constantFrom(...API_PATHS), content: apiContent }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), path: fc.constantFrom(...API_PATHS) }) }
+)
+const outsideContent: fc.Arbitrary<OutsideContent> = fc.oneof(
+  { weight: 6, arbitrary: fc.constantFrom("v1\n", "v2\n", "o1\n", "o2\n").map((t): OutsideContent => ({ text: t })) },
+  { weight: 1, arbitrary: fc.constantFrom<OutsideContent>("binary", "huge") },
+  { weight: 2, arbitrary: fc.constant(null) }
+)
+const outsideStep: fc.Arbitrary<OutsideStep> = fc.record({
+  kind: fc.constant("outside" as const),
+  edits: fc.uniqueArray(fc.tuple(fc.constantFrom(...OUTSIDE_PATHS), outsideContent), { minLength: 1, maxLength: 3, selector: (e) => e[0] })
+})
+
+/** One step; `faults` lists the faults the driver can inject. */
+export const stepArbitrary = (faults: ReadonlyArray<Fault>): fc.Arbitrary<Step> =>
+  fc.oneof(
+    { weight: 8, arbitrary: apiStep },
+    { weight: 3, arbitrary: outsideStep },
+    { weight: 2, arbitrary: fc.constant<Step>({ kind: "webhook" }) },
+    { weight: 1, arbitrary: fc.constantFrom<string | null>(null, "notes").map((subPath): Step => ({ kind: "forcedSync", subPath })) },
+    { weight: 2, arbitrary: fc.constant<Step>({ kind: "drain" }) },
+    { weight: 2, arbitrary: fc.constantFrom(...faults).map((fault): Step => ({ kind: "fault", fault })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .array(fc.oneof({ weight: 4, arbitrary: apiStep }, { weight: 1, arbitrary: outsideStep }), { minLength: 1, maxLength: 3 })
+        .map((during): Step => ({ kind: "pausedPull", during }))
+    },
+    { weight: 1, arbitrary: fc.constant<Step>({ kind: "restart" }) },
+    { weight: 1, arbitrary: fc.constant<Step>({ kind: "checkpoint" }) }
+  )
+
+/** An acknowledged write (content) or delete (null), known by the actor its commit names. */
+export interface Op {
+  readonly actor: string
+  readonly path: string
+  readonly content: string | null
+  readonly ackSeq: number
+  /** When it landed in the repository (exact runs), and how many commits that should have made (0: a no-op). */
+  landed?: { readonly seq: number; readonly commits: 0 | 1 }
+}
+
+/** What the driver reads once the sync is quiet. */
+export interface Observed {
+  /** The branch's files, repository path -> bytes. */
+  readonly remote: ReadonlyMap<string, Uint8Array>
+  /** The lab's files, lab path -> content. */
+  readonly lab: ReadonlyMap<string, string>
+  /** The branch's history: each commit's id, author email and message. */
+  readonly history: ReadonlyArray<{ readonly commit: string; readonly authorEmail: string; readonly message: string }>
+  readonly pendingCommits: number
+  readonly lastError: string | null
+}
+
+export const SERVICE_EMAIL = "lab-service@users.noreply.local"
+
+/**
+ * What was acknowledged, and when (`seq` orders every step and sub-step). An exact model (the in-memory run, where the
+ * test decides when a push happens) knows when each write landed and so the whole repository; a tolerant one (the
+ * real server, whose worker pushes on its own) knows for each path the contents that may be there.
+ */
+export class SyncModel {
+  seq = 0
+  readonly ops: Array<Op> = []
+  readonly outside: Array<{ readonly seq: number; readonly path: string; readonly bytes: Uint8Array | null }> = []
+  readonly outsideCommits: Array<string> = []
+  /** The repository as the model expects it (exact runs). */
+  readonly remote = new Map<string, Uint8Array>()
+
+  constructor(readonly exact: boolean) {
+    for (const [path, content] of Object.entries(INITIAL_REMOTE)) this.remote.set(path, Buffer.from(content))
+  }
+
+  tick() {
+    return ++this.seq
+  }
+
+  acked(path: string, content: string | null, actor: string) {
+    this.ops.push({ actor, path, content, ackSeq: this.tick() })
+  }
+
+  pushedOutside(commit: string, edits: ReadonlyArray<readonly [string, Uint8Array | null]>) {
+    const seq = this.tick()
+    this.outsideCommits.push(commit)
+    for (const [path, bytes] of edits) {
+      this.outside.push({ seq, path, bytes })
+      if (bytes === null) this.remote.delete(path)
+      else this.remote.set(path, bytes)
+    }
+  }
+
+  unlanded() {
+    return this.ops.filter((op) => op.landed === undefined)
+  }
+
+  /** These ops (by actor) landed now, in the order they were acknowledged: each is a commit unless it changes nothing. */
+  land(actors: ReadonlySet<string>) {
+    const seq = this.tick()
+    for (const op of this.unlanded()) {
+      if (!actors.has(op.actor)) continue
+      const path = op.path.slice(1)
+      const bytes = op.content === null ? null : Buffer.from(op.content)
+      op.landed = { seq, commits: keyOf(this.remote.get(path)) === keyOf(bytes) ? 0 : 1 }
+      if (bytes === null) this.remote.delete(path)
+      else this.remote.set(path, bytes)
+    }
+  }
+
+  /** Tolerant: the blob ids the path may end at (the newest write, or an outside push after it was acknowledged). */
+  candidates(path: string): ReadonlyArray<string> {
+    const last = this.ops.filter((op) => op.path.slice(1) === path).at(-1)
+    const outside = this.outside.filter((o) => o.path === path && (last === undefined || o.seq > last.ackSeq)).at(-1)
+    const initial = INITIAL_REMOTE[path]
+    if (last === undefined) return [keyOf(outside !== undefined ? outside.bytes : initial === undefined ? null : Buffer.from(initial))]
+    const written = keyOf(last.content === null ? null : Buffer.from(last.content))
+    return outside === undefined ? [written] : [written, keyOf(outside.bytes)]
+  }
+}
+
+/** The lab a repository tree makes under the sync rules (spec 4.4), plus the files that never were in git. */
+export const labOf = (remote: ReadonlyMap<string, Uint8Array>) => {
+  const lab = new Map<string, string>(Object.entries(LOCAL_ONLY))
+  for (const [path, bytes] of remote) {
+    if (isSkippedPath(path) || !isLabPath(`/${path}`) || bytes.byteLength > MAX_FILE_BYTES) continue
+    const text = decodeText(bytes)
+    if (text !== undefined) lab.set(`/${path}`, text)
+  }
+  return lab
+}
+
+const brief = (s: string | undefined) => (s === undefined ? "(absent)" : JSON.stringify(s.length > 40 ? `${s.slice(0, 37)}…` : s))
+
+/** The actor named in a service commit's message (`Written through Lab Service by <actor>.`). */
+const actorOf = (message: string) => /Written through Lab Service by (.+)\.\s*$/.exec(message)?.[1]
+
+/** Every invariant a user checks once the sync is quiet; the broken ones, described. */
+export const violations = (model: SyncModel, seen: Observed): Array<string> => {
+  const out: Array<string> = []
+  // (a) one commit per acknowledged operation (none for one that changed nothing), none that no operation explains
+  const commitsBy = new Map<string, number>()
+  for (const c of seen.history) {
+    if (c.authorEmail !== SERVICE_EMAIL) continue
+    const actor = actorOf(c.message) ?? "?"
+    commitsBy.set(actor, (commitsBy.get(actor) ?? 0) + 1)
+  }
+  const actors = new Set(model.ops.map((op) => op.actor))
+  for (const [actor, n] of commitsBy) if (!actors.has(actor)) out.push(`${n} service commit(s) by ${actor}, which is no acknowledged operation`)
+  for (const op of model.ops) {
+    const n = commitsBy.get(op.actor) ?? 0
+    const what = `${op.content === null ? "delete" : "write"} of ${op.path} (${op.actor})`
+    if (model.exact && op.landed === undefined) out.push(`${what} never landed`)
+    else if (model.exact && op.landed !== undefined && n !== op.landed.commits) out.push(`${what}: ${n} commits, expected ${op.landed.commits}`)
+    else if (n > 1) out.push(`${what}: ${n} commits`)
+    else if (!model.exact && n === 0 && op.content !== null) out.push(`${what}: no commit`)
+  }
+  // (a) the repository holds each write not overwritten since
+  const paths = new Set([...seen.remote.keys(), ...model.remote.keys(), ...model.ops.map((op) => op.path.slice(1))])
+  for (const path of [...paths].sort()) {
+    if (path === PULSE_PATH) continue
+    const actual = keyOf(seen.remote.get(path))
+    const expected = model.exact ? [keyOf(model.remote.get(path))] : model.candidates(path)
+    if (!expected.includes(actual)) out.push(`repository ${path} is ${actual.slice(0, 7)}, expected ${expected.map((k) => k.slice(0, 7)).join(" or ")}`)
+  }
+  // (b) the lab is the repository under the rules, plus the files that never were in git
+  const want = labOf(seen.remote)
+  for (const path of new Set([...want.keys(), ...seen.lab.keys()])) {
+    if (want.get(path) !== seen.lab.get(path)) out.push(`lab ${path} is ${brief(seen.lab.get(path))}, the repository makes it ${brief(want.get(path))}`)
+  }
+  // (c) no outside commit was pushed over
+  const history = new Set(seen.history.map((c) => c.commit))
+  for (const commit of model.outsideCommits) if (!history.has(commit)) out.push(`outside commit ${commit.slice(0, 7)} is gone from the history`)
+  // (d) nothing pending, no error left
+  if (seen.pendingCommits !== 0) out.push(`pendingCommits is ${seen.pendingCommits}`)
+  if (seen.lastError !== null) out.push(`lastError is ${seen.lastError}`)
+  return out
+}
+
+/** The service under test, as the steps drive it. */
+export interface Driver {
+  /** An API write; the actor its commit will name when it was acknowledged with a change to push. */
+  readonly write: (path: string, content: string) => Promise<string | undefined>
+  /** An API delete; the actor, or undefined when the file was not there (404). */
+  readonly remove: (path: string) => Promise<string | undefined>
+  /** A commit pushed by someone else; answers its id. */
+  readonly outside: (edits: ReadonlyArray<readonly [string, Uint8Array | null]>) => Promise<string>
+  readonly webhook: () => Promise<void>
+  readonly forcedSync: (subPath: string | null) => Promise<void>
+  /** Let the worker push what waits in the outbox. */
+  readonly drain: () => Promise<void>
+  /** The next git call (`down`: a fetch or push; the others: a push) fails; `pushLost`: after the branch moved. */
+  readonly fault: (fault: Fault) => Promise<void>
+  /** A pull that stops at its first blob read while `during` runs, then goes on. */
+  readonly pausedPull: (during: () => Promise<void>) => Promise<void>
+  readonly restart: () => Promise<void>
+  /** Exact runs: which of these actors' writes are in the repository now. */
+  readonly landed: (actors: ReadonlyArray<string>) => Promise<ReadonlySet<string>>
+  /** No more faults, the outbox drained, one last pull; then what a user sees. */
+  readonly quiesce: () => Promise<Observed>
+}
+
+/** Play `steps`, quiesce, and answer the broken invariants (at each checkpoint step and at the end). */
+export const play = async (model: SyncModel, driver: Driver, steps: ReadonlyArray<Step>, unique: boolean) => {
+  const problems: Array<string> = []
+  let writes = 0
+  const observe = async () => {
+    if (model.exact) model.land(await driver.landed(model.unlanded().map((op) => op.actor)))
+  }
+  const outside = async (step: OutsideStep) => {
+    const edits = step.edits.map(([path, content]) => [path, outsideBytes(content)] as const)
+    model.pushedOutside(await driver.outside(edits), edits)
+  }
+  const api = async (step: ApiStep) => {
+    const content = step.kind === "write" ? apiText(step.content, unique ? `#${++writes}` : undefined) : null
+    const actor = content === null ? await driver.remove(step.path) : await driver.write(step.path, content)
+    if (actor !== undefined) model.acked(step.path, content, actor)
+  }
+  const checkpoint = async (when: string) => {
+    const seen = await driver.quiesce()
+    await observe()
+    problems.push(...violations(model, seen).map((p) => `${when}: ${p}`))
+  }
+  for (const [i, step] of steps.entries()) {
+    switch (step.kind) {
+      case "write":
+      case "delete":
+        await api(step)
+        break
+      case "outside":
+        await outside(step)
+        break
+      case "webhook":
+        await driver.webhook()
+        break
+      case "forcedSync":
+        await driver.forcedSync(step.subPath)
+        break
+      case "drain":
+        await driver.drain()
+        break
+      case "fault":
+        await driver.fault(step.fault)
+        break
+      case "restart":
+        await driver.restart()
+        break
+      case "pausedPull":
+        await outside({ kind: "outside", edits: [[PULSE_PATH, { text: `pulse ${model.seq}\n` }]] })
+        await driver.pausedPull(async () => {
+          for (const inner of step.during) await (inner.kind === "outside" ? outside(inner) : api(inner))
+        })
+        break
+      case "checkpoint":
+        await checkpoint(`after step ${i}`)
+        break
+    }
+    await observe()
+  }
+  await checkpoint("at the end")
+  return problems
+}
