@@ -25,14 +25,14 @@ describe("model-based sync on in-memory git", () => {
     let steps = 0
     let sequences = 0
     await fc.assert(
-      fc.asyncProperty(fc.array(stepArbitrary(["down", "pushFails", "pushLost"]), { minLength: 10, maxLength: 30 }), async (sequence) => {
+      fc.asyncProperty(fc.array(stepArbitrary(["down", "pushFails", "pushLost"]), { minLength: 1, maxLength: 40, size: "max" }), async (sequence) => {
         steps += sequence.length
         sequences++
         const { model, driver } = await sync.newLab()
         const problems = await play(model, driver, sequence, false)
         if (problems.length > 0) throw new Error(`the sync diverged (SYNC_MODEL_SEED=${seed}):\n${problems.join("\n")}`)
       }),
-      { seed, numRuns: runs, ...(replayPath === undefined ? {} : { path: replayPath }), endOnFailure: false }
+      { seed, numRuns: runs, ...(replayPath === undefined ? {} : { path: replayPath }) }
     )
     console.log(`sync model (in-memory git): ${sequences} sequences, ${steps} steps`)
     if (replayPath === undefined && runs >= 100) expect(steps).toBeGreaterThanOrEqual(1_000)
