@@ -1,5 +1,6 @@
 import { FastCheck as fc } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { httpSync } from "../support/HttpDriver.js"
 import { memorySync } from "../support/MemoryDriver.js"
 import { play, stepArbitrary } from "../support/SyncModel.js"
 
@@ -36,5 +37,29 @@ describe("model-based sync on in-memory git", () => {
     )
     console.log(`sync model (in-memory git): ${sequences} sequences, ${steps} steps`)
     if (replayPath === undefined && runs >= 100) expect(steps).toBeGreaterThanOrEqual(1_000)
+  })
+})
+
+describe("model-based sync against the running server and a real git host", () => {
+  const realRuns = Number(process.env["SYNC_MODEL_REAL_RUNS"] ?? 5)
+  let sync: Awaited<ReturnType<typeof httpSync>>
+  beforeAll(async () => {
+    sync = await httpSync()
+  }, 60_000)
+  afterAll(() => sync.close())
+
+  it("every interleaving converges over HTTP", { timeout: 600_000 }, async () => {
+    console.log(`sync model (real git): seed ${seed}, ${realRuns} runs; replay with SYNC_MODEL_SEED=${seed}`)
+    let steps = 0
+    await fc.assert(
+      fc.asyncProperty(fc.array(stepArbitrary(["down", "pushFails", "pushLost"]), { minLength: 1, maxLength: 12, size: "max" }), async (sequence) => {
+        steps += sequence.length
+        const { model, driver } = await sync.newLab()
+        const problems = await play(model, driver, sequence, true)
+        if (problems.length > 0) throw new Error(`the sync diverged (SYNC_MODEL_SEED=${seed}):\n${problems.join("\n")}`)
+      }),
+      { seed, numRuns: realRuns, ...(replayPath === undefined ? {} : { path: replayPath }) }
+    )
+    console.log(`sync model (real git): ${realRuns} sequences, ${steps} steps`)
   })
 })
