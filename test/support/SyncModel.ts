@@ -40,13 +40,18 @@ export type Step =
   | { readonly kind: "restart" }
   | { readonly kind: "checkpoint" }
 
-const MIB_TEXT = `${"m".repeat(MAX_FILE_BYTES - 4)}mib\n`
+/** Text of exactly 1 MiB (the largest file the rules take), ending with `tail`. */
+const mibText = (tail: string) => `${"m".repeat(MAX_FILE_BYTES - Buffer.byteLength(tail))}${tail}`
 const HUGE_TEXT = "h".repeat(MAX_FILE_BYTES + 1)
 const BINARY = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 1])
 
 /** The text an API step writes; `unique` (a real run) makes every write's content its own. */
 export const apiText = (content: ApiContent, unique: string | undefined) =>
-  content === "mib" ? MIB_TEXT : unique === undefined ? content.text : `${content.text}${unique}\n`
+  content === "mib"
+    ? mibText(`mib${unique ?? ""}\n`)
+    : unique === undefined
+      ? content.text
+      : `${content.text}${unique}\n`
 
 export const outsideBytes = (content: OutsideContent): Uint8Array | null =>
   content === null ? null : content === "binary" ? BINARY : Buffer.from(content === "huge" ? HUGE_TEXT : apiText(content, undefined))
