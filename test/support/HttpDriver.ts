@@ -136,12 +136,19 @@ export const httpSync = async () => {
         else controls.armPush(fault)
       },
       pausedPull: async (during) => {
-        const pause = controls.pauseAtReadBlob()
+        const pause = controls.pauseAt("readBlob")
         const pulling = forced(null)
         await Promise.race([pause.reached, pulling])
         await during()
         pause.release()
         await pulling
+      },
+      // the worker pushes on its own once writes wait: stop the next push, if one comes before the outbox is empty
+      pausedPush: async (during) => {
+        const pause = controls.pauseAt("push")
+        await Promise.race([pause.reached, settled().catch(() => undefined)])
+        await during()
+        pause.release()
       },
       restart: async () => {
         await server.close()

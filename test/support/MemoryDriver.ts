@@ -105,12 +105,20 @@ export const memorySync = () => {
       drain: () => job(Option.none(), false),
       fault: (fault) => (fault === "down" ? run(Effect.flatMap(remotes, (r) => r.failNext(1))) : Promise.resolve(controls.armPush(fault))),
       pausedPull: async (during) => {
-        const pause = controls.pauseAtReadBlob()
+        const pause = controls.pauseAt("readBlob")
         const pulling = job(Option.some(Option.none()), true)
         await Promise.race([pause.reached, pulling])
         await during()
         pause.release()
         await pulling
+      },
+      pausedPush: async (during) => {
+        const pause = controls.pauseAt("push")
+        const draining = job(Option.none(), false)
+        await Promise.race([pause.reached, draining])
+        await during()
+        pause.release()
+        await draining
       },
       // a start-up: the worker catches up (pushes what waits, pulls what it missed)
       restart: () => job(Option.some(Option.none()), false),

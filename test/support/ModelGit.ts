@@ -6,8 +6,11 @@ type GitService = typeof Git.Service
 /** A fault of the next push: it fails before reaching the host, or lands and then its answer is lost (a crash). */
 export type PushFault = "pushFails" | "pushLost"
 
-export interface ReadBlobPause {
-  /** Resolves once a pull waits at its first blob read. */
+/** Where the lab's git work can be stopped: the next blob read (a pull), the next push. */
+export type Moment = "readBlob" | "push"
+
+export interface Pause {
+  /** Resolves once the git work waits at the moment. */
   readonly reached: Promise<void>
   /** Let it go on; when it was never reached, the pause is withdrawn. */
   readonly release: () => void
@@ -15,27 +18,27 @@ export interface ReadBlobPause {
 
 /**
  * Controls around a lab's git (the model-based test's faults): the next push fails or loses its answer, the next
- * blob read stops until released. Wrap a Git service with `wrap`.
+ * blob read or push stops until released. Wrap a Git service with `wrap`.
  */
 export const gitControls = () => {
   let pushFault: PushFault | undefined
-  let pause: { readonly reachedNow: () => void; readonly released: Promise<void> } | undefined
+  const pauses = new Map<Moment, { readonly reachedNow: () => void; readonly released: Promise<void> }>()
 
   const armPush = (fault: PushFault) => {
     pushFault = fault
   }
 
-  const pauseAtReadBlob = (): ReadBlobPause => {
+  const pauseAt = (moment: Moment): Pause => {
     let reachedNow = () => {}
     const reached = new Promise<void>((resolve) => (reachedNow = resolve))
     let releaseNow = () => {}
     const released = new Promise<void>((resolve) => (releaseNow = resolve))
     const armed = { reachedNow, released }
-    pause = armed
+    pauses.set(moment, armed)
     return {
       reached,
       release: () => {
-        if (pause === armed) pause = undefined
+        if (pauses.get(moment) === armed) pauses.delete(moment)
         releaseNow()
       }
     }
@@ -43,22 +46,23 @@ export const gitControls = () => {
 
   const reset = () => {
     pushFault = undefined
-    pause = undefined
+    pauses.clear()
   }
 
-  const gate = Effect.promise(async () => {
-    const armed = pause
-    if (armed === undefined) return
-    pause = undefined
-    armed.reachedNow()
-    await armed.released
-  })
+  const gate = (moment: Moment) =>
+    Effect.promise(async () => {
+      const armed = pauses.get(moment)
+      if (armed === undefined) return
+      pauses.delete(moment)
+      armed.reachedNow()
+      await armed.released
+    })
 
   const wrap = (git: GitService): GitService => ({
     ...git,
-    readBlob: (labId, oid, maxBytes) => Effect.zipRight(gate, git.readBlob(labId, oid, maxBytes)),
+    readBlob: (labId, oid, maxBytes) => Effect.zipRight(gate("readBlob"), git.readBlob(labId, oid, maxBytes)),
     push: (labId, remote, commit, expected) =>
-      Effect.suspend(() => {
+      Effect.zipRight(gate("push"), Effect.suspend(() => {
         const fault = pushFault
         pushFault = undefined
         if (fault === "pushFails") return Effect.fail(new GitError({ message: "push: connection reset (simulated)" }))
@@ -66,8 +70,8 @@ export const gitControls = () => {
         return fault === "pushLost"
           ? Effect.zipRight(pushed, Effect.fail(new GitError({ message: "push: answer lost (simulated)" })))
           : pushed
-      })
+      }))
   })
 
-  return { armPush, pauseAtReadBlob, reset, wrap }
+  return { armPush, pauseAt, reset, wrap }
 }

@@ -37,6 +37,7 @@ export type Step =
   | { readonly kind: "drain" }
   | { readonly kind: "fault"; readonly fault: Fault }
   | { readonly kind: "pausedPull"; readonly during: ReadonlyArray<ApiStep | OutsideStep> }
+  | { readonly kind: "pausedPush"; readonly during: ReadonlyArray<ApiStep | OutsideStep> }
   | { readonly kind: "restart" }
   | { readonly kind: "checkpoint" }
 
@@ -76,6 +77,8 @@ const outsideStep: fc.Arbitrary<OutsideStep> = fc.record({
   edits: fc.uniqueArray(fc.tuple(fc.constantFrom(...OUTSIDE_PATHS), outsideContent), { minLength: 1, maxLength: 3, selector: (e) => e[0] })
 })
 
+const during = fc.array(fc.oneof({ weight: 4, arbitrary: apiStep }, { weight: 1, arbitrary: outsideStep }), { minLength: 1, maxLength: 3 })
+
 /** One step; `faults` lists the faults the driver can inject. */
 export const stepArbitrary = (faults: ReadonlyArray<Fault>): fc.Arbitrary<Step> =>
   fc.oneof(
@@ -85,12 +88,8 @@ export const stepArbitrary = (faults: ReadonlyArray<Fault>): fc.Arbitrary<Step> 
     { weight: 1, arbitrary: fc.constantFrom<string | null>(null, "notes").map((subPath): Step => ({ kind: "forcedSync", subPath })) },
     { weight: 2, arbitrary: fc.constant<Step>({ kind: "drain" }) },
     { weight: 2, arbitrary: fc.constantFrom(...faults).map((fault): Step => ({ kind: "fault", fault })) },
-    {
-      weight: 1,
-      arbitrary: fc
-        .array(fc.oneof({ weight: 4, arbitrary: apiStep }, { weight: 1, arbitrary: outsideStep }), { minLength: 1, maxLength: 3 })
-        .map((during): Step => ({ kind: "pausedPull", during }))
-    },
+    { weight: 1, arbitrary: during.map((d): Step => ({ kind: "pausedPull", during: d })) },
+    { weight: 1, arbitrary: during.map((d): Step => ({ kind: "pausedPush", during: d })) },
     { weight: 1, arbitrary: fc.constant<Step>({ kind: "restart" }) },
     { weight: 1, arbitrary: fc.constant<Step>({ kind: "checkpoint" }) }
   )
@@ -256,6 +255,8 @@ export interface Driver {
   readonly fault: (fault: Fault) => Promise<void>
   /** A pull that stops at its first blob read while `during` runs, then goes on. */
   readonly pausedPull: (during: () => Promise<void>) => Promise<void>
+  /** A drain whose push (when there is one) stops before it reaches the host while `during` runs. */
+  readonly pausedPush: (during: () => Promise<void>) => Promise<void>
   readonly restart: () => Promise<void>
   /** Exact runs: which of these actors' writes are in the repository now. */
   readonly landed: (actors: ReadonlyArray<string>) => Promise<ReadonlySet<string>>
@@ -312,6 +313,11 @@ export const play = async (model: SyncModel, driver: Driver, steps: ReadonlyArra
       case "pausedPull":
         await outside({ kind: "outside", edits: [[PULSE_PATH, { text: `pulse ${model.seq}\n` }]] })
         await driver.pausedPull(async () => {
+          for (const inner of step.during) await (inner.kind === "outside" ? outside(inner) : api(inner))
+        })
+        break
+      case "pausedPush":
+        await driver.pausedPush(async () => {
           for (const inner of step.during) await (inner.kind === "outside" ? outside(inner) : api(inner))
         })
         break
