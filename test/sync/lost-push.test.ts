@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { httpSync } from "../support/HttpDriver.js"
 import { memorySync } from "../support/MemoryDriver.js"
 
 /**
@@ -37,5 +38,26 @@ describe("a write whose push landed but whose answer was lost", () => {
     const seen = await driver.quiesce()
     expect(text(seen.remote.get("X.md"))).toBe("x0\n")
     expect(seen.lab.get("/X.md")).toBe("x0\n")
+  })
+})
+
+describe("a write whose push landed but whose answer was lost, on a real git host", () => {
+  let sync: Awaited<ReturnType<typeof httpSync>>
+  beforeAll(async () => {
+    sync = await httpSync()
+  }, 120_000)
+  afterAll(() => sync.close())
+
+  it("an outside push that puts the file back as it was reaches the lab", { timeout: 120_000 }, async () => {
+    const { driver } = await sync.newLab() // the repository has X.md "x0"
+    await driver.fault("pushLost")
+    expect(await driver.write("/X.md", "x api\n")).toBeDefined()
+    await driver.drain() // the worker's push lands, its answer is lost; the retry finds it landed
+    await driver.outside([["X.md", Buffer.from("x0\n")]])
+    const seen = await driver.quiesce() // ends with a forced sync
+    expect(Buffer.from(seen.remote.get("X.md") ?? []).toString("utf8")).toBe("x0\n")
+    expect(seen.lab.get("/X.md")).toBe("x0\n")
+    expect(seen.history.filter((c) => c.message.startsWith("Update X.md"))).toHaveLength(1)
+    expect({ pendingCommits: seen.pendingCommits, lastError: seen.lastError }).toEqual({ pendingCommits: 0, lastError: null })
   })
 })

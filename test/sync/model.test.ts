@@ -45,7 +45,7 @@ describe("model-based sync against the running server and a real git host", () =
   let sync: Awaited<ReturnType<typeof httpSync>>
   beforeAll(async () => {
     sync = await httpSync()
-  }, 60_000)
+  }, 120_000)
   afterAll(() => sync.close())
 
   it("every interleaving converges over HTTP", { timeout: 600_000 }, async () => {
