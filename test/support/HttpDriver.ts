@@ -178,7 +178,7 @@ export const httpSync = async () => {
     await rm(gitRoot, { recursive: true, force: true })
     await rm(dataDir, { recursive: true, force: true })
   }
-  return { newLab, close }
+  return { newLab, stats: controls.stats, close }
 }
 
 /** A blob's bytes, by id, from a working copy that has fetched it. */

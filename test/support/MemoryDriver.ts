@@ -160,5 +160,5 @@ export const memorySync = () => {
     return { model, driver }
   }
 
-  return { newLab, close: () => runtime.dispose() }
+  return { newLab, stats: controls.stats, close: () => runtime.dispose() }
 }

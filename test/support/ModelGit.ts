@@ -23,6 +23,8 @@ export interface Pause {
 export const gitControls = () => {
   let pushFault: PushFault | undefined
   const pauses = new Map<Moment, { readonly reachedNow: () => void; readonly released: Promise<void> }>()
+  /** How often each fault and pause took effect (a test prints them: the runs did reach the races). */
+  const stats = { readBlobPauses: 0, pushPauses: 0, pushesFailed: 0, answersLost: 0 }
 
   const armPush = (fault: PushFault) => {
     pushFault = fault
@@ -54,6 +56,8 @@ export const gitControls = () => {
       const armed = pauses.get(moment)
       if (armed === undefined) return
       pauses.delete(moment)
+      if (moment === "readBlob") stats.readBlobPauses++
+      else stats.pushPauses++
       armed.reachedNow()
       await armed.released
     })
@@ -65,6 +69,8 @@ export const gitControls = () => {
       Effect.zipRight(gate("push"), Effect.suspend(() => {
         const fault = pushFault
         pushFault = undefined
+        if (fault === "pushFails") stats.pushesFailed++
+        if (fault === "pushLost") stats.answersLost++
         if (fault === "pushFails") return Effect.fail(new GitError({ message: "push: connection reset (simulated)" }))
         const pushed = git.push(labId, remote, commit, expected)
         return fault === "pushLost"
@@ -73,5 +79,5 @@ export const gitControls = () => {
       }))
   })
 
-  return { armPush, pauseAt, reset, wrap }
+  return { armPush, pauseAt, reset, wrap, stats }
 }

@@ -170,6 +170,19 @@ export class SyncModel {
     }
   }
 
+  /**
+   * A push builds its writes on the head it fetched. When every one of them leaves that head as it is, nothing is
+   * pushed: they landed then, at the fetch, before anything pushed from outside since (a paused step's `during`).
+   */
+  landedAtFetch(chunk: ReadonlyArray<Op>, fetched: ReadonlyMap<string, Uint8Array>, landed: ReadonlySet<string>) {
+    if (chunk.length === 0 || !chunk.every((op) => landed.has(op.actor))) return false
+    const changesNothing = (op: Op) => keyOf(fetched.get(op.path.slice(1))) === keyOf(op.content === null ? null : Buffer.from(op.content))
+    if (!chunk.every(changesNothing)) return false
+    const seq = this.tick()
+    for (const op of chunk) op.landed = { seq, commits: 0 }
+    return true
+  }
+
   /** Tolerant: the blob ids the path may end at (the newest write, or an outside push after it was acknowledged). */
   candidates(path: string): ReadonlyArray<string> {
     const last = this.ops.filter((op) => op.path.slice(1) === path).at(-1)
@@ -268,9 +281,20 @@ export interface Driver {
 export const play = async (model: SyncModel, driver: Driver, steps: ReadonlyArray<Step>, unique: boolean) => {
   const problems: Array<string> = []
   let writes = 0
-  const observe = async () => {
+  /** `fetched`: a paused step's writes waiting when it started, and the repository its push fetched. */
+  const observe = async (fetched?: { readonly chunk: ReadonlyArray<Op>; readonly remote: ReadonlyMap<string, Uint8Array> }) => {
     const waiting = model.unlanded()
-    if (model.exact && waiting.length > 0) model.land(await driver.landed(waiting.map((op) => op.actor)))
+    if (!model.exact || waiting.length === 0) return
+    const landed = await driver.landed(waiting.map((op) => op.actor))
+    if (fetched !== undefined) model.landedAtFetch(fetched.chunk, fetched.remote, landed)
+    model.land(landed)
+  }
+  const paused = async (run: (during: () => Promise<void>) => Promise<void>, during: ReadonlyArray<ApiStep | OutsideStep>) => {
+    const fetched = { chunk: model.unlanded(), remote: new Map(model.remote) }
+    await run(async () => {
+      for (const inner of during) await (inner.kind === "outside" ? outside(inner) : api(inner))
+    })
+    await observe(fetched)
   }
   const outside = async (step: OutsideStep) => {
     const edits = step.edits.map(([path, content]) => [path, outsideBytes(content)] as const)
@@ -312,14 +336,10 @@ export const play = async (model: SyncModel, driver: Driver, steps: ReadonlyArra
         break
       case "pausedPull":
         await outside({ kind: "outside", edits: [[PULSE_PATH, { text: `pulse ${model.seq}\n` }]] })
-        await driver.pausedPull(async () => {
-          for (const inner of step.during) await (inner.kind === "outside" ? outside(inner) : api(inner))
-        })
+        await paused(driver.pausedPull, step.during)
         break
       case "pausedPush":
-        await driver.pausedPush(async () => {
-          for (const inner of step.during) await (inner.kind === "outside" ? outside(inner) : api(inner))
-        })
+        await paused(driver.pausedPush, step.during)
         break
       case "checkpoint":
         await checkpoint(`after step ${i}`)

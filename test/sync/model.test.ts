@@ -35,7 +35,7 @@ describe("model-based sync on in-memory git", () => {
       }),
       { seed, numRuns: runs, ...(replayPath === undefined ? {} : { path: replayPath }) }
     )
-    console.log(`sync model (in-memory git): ${sequences} sequences, ${steps} steps`)
+    console.log(`sync model (in-memory git): ${sequences} sequences, ${steps} steps; faults and pauses that took effect:`, sync.stats)
     if (replayPath === undefined && runs >= 100) expect(steps).toBeGreaterThanOrEqual(1_000)
   })
 })
@@ -60,6 +60,6 @@ describe("model-based sync against the running server and a real git host", () =
       }),
       { seed, numRuns: realRuns, ...(replayPath === undefined ? {} : { path: replayPath }) }
     )
-    console.log(`sync model (real git): ${realRuns} sequences, ${steps} steps`)
+    console.log(`sync model (real git): ${realRuns} sequences, ${steps} steps; faults and pauses that took effect:`, sync.stats)
   })
 })
