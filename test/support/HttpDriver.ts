@@ -12,7 +12,8 @@ import { LOOPBACK } from "./DiskGit.js"
 import { startGitServer, workingCopy } from "./GitServer.js"
 import { data } from "./http.js"
 import { gitControls } from "./ModelGit.js"
-import { type Driver, INITIAL_REMOTE, LOCAL_ONLY, type Observed, SyncModel } from "./SyncModel.js"
+import { type Driver, type Observed, SyncModel } from "./SyncModel.js"
+import { INITIAL_REMOTE, LOCAL_ONLY } from "./SyncSteps.js"
 import { startTestServer, type TestServer } from "./TestServer.js"
 
 /**

@@ -14,7 +14,8 @@ import { SyncEngine } from "../../src/sync/SyncEngine.js"
 import { SyncRepo } from "../../src/sync/SyncRepo.js"
 import { SyncSignal } from "../../src/sync/SyncSignal.js"
 import { gitControls } from "./ModelGit.js"
-import { type Driver, INITIAL_REMOTE, LOCAL_ONLY, SyncModel } from "./SyncModel.js"
+import { type Driver, SyncModel } from "./SyncModel.js"
+import { INITIAL_REMOTE, LOCAL_ONLY } from "./SyncSteps.js"
 
 /**
  * The model-based test's driver on in-memory git and PGlite: the files service and the sync engine, driven directly.

@@ -2,7 +2,8 @@ import { FastCheck as fc } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { httpSync } from "../support/HttpDriver.js"
 import { memorySync } from "../support/MemoryDriver.js"
-import { play, stepArbitrary } from "../support/SyncModel.js"
+import { play } from "../support/SyncModel.js"
+import { stepArbitrary } from "../support/SyncSteps.js"
 
 /**
  * Issue 11, "Done means": generated interleavings of API writes and deletes, outside pushes, webhooks, forced
