@@ -11,6 +11,7 @@ import { deliver, put, pushDelivery, until, userOf } from "../e2e/sync-support.j
 import { LOOPBACK } from "./DiskGit.js"
 import { startGitServer, workingCopy } from "./GitServer.js"
 import { data } from "./http.js"
+import { freshDatabase } from "./LabFixture.js"
 import { gitControls } from "./ModelGit.js"
 import { type Driver, type Observed, SyncModel } from "./SyncModel.js"
 import { INITIAL_REMOTE, LOCAL_ONLY } from "./SyncSteps.js"
@@ -20,7 +21,8 @@ import { startTestServer, type TestServer } from "./TestServer.js"
  * The model-based test's driver against the running server over HTTP, on a real git host (git http-backend on
  * loopback) and the disk git layer. The lab's worker pushes and pulls on its own, as in production, so the model is
  * tolerant (it knows which contents each path may end with). Each write uses its own API key: its commit names it.
- * A restart stops the server and starts it again on the same database and git directory.
+ * A restart stops the server and starts it again on the same database (PostgreSQL when DATABASE_URL is set, else
+ * PGlite on disk) and git directory.
  */
 export const httpSync = async () => {
   const host = await startGitServer()
@@ -31,9 +33,11 @@ export const httpSync = async () => {
     Layer.provide(GitDisk.layer({ root: gitRoot, timeoutMillis: 10_000, allowedHosts: LOOPBACK }))
   )
   const adminKey = `lsk_test_admin_${randomBytes(16).toString("hex")}`
+  // PostgreSQL (a fresh schema) when DATABASE_URL is set, else PGlite on disk: both outlive a restart
+  const postgres = await freshDatabase(process.env["DATABASE_URL"])
   const settings = {
     git: { kind: "layer" as const, layer: git },
-    database: { kind: "pglite" as const, dataDir },
+    database: postgres.settings?.database ?? { kind: "pglite" as const, dataDir },
     adminKey: Redacted.make(adminKey),
     masterKey: Redacted.make(randomBytes(32).toString("hex"))
   }
@@ -178,6 +182,7 @@ export const httpSync = async () => {
     await host.close()
     await rm(gitRoot, { recursive: true, force: true })
     await rm(dataDir, { recursive: true, force: true })
+    await postgres.drop()
   }
   return { newLab, stats: controls.stats, close }
 }
