@@ -8,7 +8,7 @@ import { stepArbitrary } from "../support/SyncSteps.js"
 /**
  * Issue 11, "Done means": generated interleavings of API writes and deletes, outside pushes, webhooks, forced
  * syncs, outbox drains and faults (host down, a push that fails, a push whose answer is lost after the branch moved,
- * a pull paused while the API writes), then the invariants a user checks once all is quiet (test/support/SyncModel.ts).
+ * a pull or a push paused while the API writes), then the invariants a user checks once all is quiet (test/support/SyncModel.ts).
  * SYNC_MODEL_SEED replays a run; SYNC_MODEL_RUNS sets how many sequences; a failure prints the shrunk sequence.
  */
 const seed = Number(process.env["SYNC_MODEL_SEED"] ?? Math.floor(Math.random() * 2 ** 31))
