@@ -24,10 +24,21 @@ export class InMemoryRemotes extends Context.Tag("InMemoryRemotes")<
     ) => Effect.Effect<Head, GitError>
     /** The files on a remote branch, path -> content. */
     readonly read: (url: string, branch: string) => Effect.Effect<ReadonlyMap<string, string>, GitError>
+    /** The files on a remote branch as bytes, path -> content (binary content stays as it is). */
+    readonly tree: (url: string, branch: string) => Effect.Effect<ReadonlyMap<string, Uint8Array>, GitError>
+    /** The branch's history, newest first (at most `depth` commits): each commit's id, author email and message. */
+    readonly log: (url: string, branch: string, depth?: number) => Effect.Effect<ReadonlyArray<RemoteCommit>, GitError>
     /** The next `n` fetches and pushes fail as if the host were down. */
     readonly failNext: (n: number) => Effect.Effect<void>
   }
 >() {}
+
+/** One commit of a remote's history, as `InMemoryRemotes.log` reports it. */
+export interface RemoteCommit {
+  readonly commit: string
+  readonly authorEmail: string
+  readonly message: string
+}
 
 export const layer = Layer.effectContext(
   Effect.sync(() => {
@@ -74,6 +85,21 @@ export const layer = Layer.effectContext(
         yield* Iso.attempt("update ref", () =>
           git.writeRef({ fs, gitdir: r.gitdir, ref: `refs/heads/${remote.branch}`, value: commit, force: true })
         )
+      })
+
+    const treeOf = (url: string, branch: string) =>
+      Effect.gen(function* () {
+        const r = repoOf(url)
+        const commit = yield* tip(r, branch)
+        const out = new Map<string, Uint8Array>()
+        if (Option.isNone(commit)) return out
+        for (const change of yield* Iso.diff(r, Option.none(), commit.value, Option.none())) {
+          if (Option.isSome(change.after) && change.after.value.type === "blob") {
+            const blob = yield* Iso.readBlob(r, change.after.value.oid, Number.MAX_SAFE_INTEGER)
+            out.set(change.path, Option.getOrElse(blob.content, () => new Uint8Array()))
+          }
+        }
+        return out
       })
 
     const git_ = Git.of({
@@ -128,19 +154,15 @@ export const layer = Layer.effectContext(
           return head
         }),
       read: (url, branch) =>
+        Effect.map(treeOf(url, branch), (files) => new Map([...files].map(([path, bytes]) => [path, Buffer.from(bytes).toString("utf8")]))),
+      tree: (url, branch) => treeOf(url, branch),
+      log: (url, branch, depth = 10_000) =>
         Effect.gen(function* () {
           const r = repoOf(url)
           const commit = yield* tip(r, branch)
-          if (Option.isNone(commit)) return new Map<string, string>()
-          const changes = yield* Iso.diff(r, Option.none(), commit.value, Option.none())
-          const out = new Map<string, string>()
-          for (const change of changes) {
-            if (Option.isSome(change.after) && change.after.value.type === "blob") {
-              const blob = yield* Iso.readBlob(r, change.after.value.oid, Number.MAX_SAFE_INTEGER)
-              out.set(change.path, Buffer.from(Option.getOrElse(blob.content, () => new Uint8Array())).toString("utf8"))
-            }
-          }
-          return out
+          if (Option.isNone(commit)) return []
+          const history = yield* Iso.attempt("git log", () => git.log({ fs, gitdir: r.gitdir, ref: commit.value, depth }))
+          return history.map((entry) => ({ commit: entry.oid, authorEmail: entry.commit.author.email, message: entry.commit.message }))
         }),
       failNext: (n) => Effect.sync(() => void (failures = n))
     })

@@ -250,7 +250,9 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
           if (lost !== null) {
             const carried = entries.filter((e) => e.pushCommit === lost)
             if (yield* didLand(labId, remote, link, head, lost)) {
-              yield* landed(labId, carried, Option.none())
+              // the lab is as that commit now (its writes, on the head the pull had applied): the next pull diffs from
+              // it, or a later change that puts a path back as it was before the commit would never reach the lab
+              yield* landed(labId, carried, Option.some(lost))
               total += carried.length
               continue
             }
