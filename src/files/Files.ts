@@ -92,8 +92,11 @@ export class Files extends Effect.Service<Files>()("Files", {
           createdAt: Option.match(current, { onNone: () => now, onSome: (f) => f.createdAt }),
           updatedAt: now
         }
-        const unchanged = Option.isSome(current) && current.value.sha === file.sha
-        if (unchanged) return { file: current.value, created: false, queued: false }
+        // the same content as stored is still the user's word on the file: with auto-push on it is queued (a commit
+        // only if the repository, which may have moved since the lab last pulled, holds something else)
+        if (Option.isSome(current) && current.value.sha === file.sha) {
+          return { file: current.value, created: false, queued: yield* queuePush(labId, path, content, options.actor) }
+        }
         // a write that grows the lab's stored bytes must fit its plan (QUOTA_STORED_BYTES); a sync never asks
         yield* quotas.storedBytes(labId, file.size - Option.match(current, { onNone: () => 0, onSome: (f) => f.size }))
         yield* repo.upsert(file)

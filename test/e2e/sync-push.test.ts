@@ -253,6 +253,22 @@ describe("auto-push against a real git server", { timeout: 90_000 }, () => {
     expect((await user.status(labId)).lastSyncSha).toBe(await bare("rev-parse", "main"))
   })
 
+  it("a write of the content the lab shows wins over an outside push the lab has not pulled yet", async () => {
+    const { wc, labId, bare } = await linkedLab("same-content", "acme/same-content")
+    await user.writeOk(labId, "/x.md", "v1\n", 201)
+    await user.pushed(labId)
+    await wc.pull()
+    await put(wc.dir, "x.md", "outside\n")
+    await wc.commitAndPush("outside change")
+    // the lab still shows v1; the user writes v1 again: acknowledged, so it is the newest word on the file
+    await user.updateOk(labId, "/x.md", "v1\n")
+    await user.pushed(labId)
+    expect(await bare("show", "main:x.md")).toBe("v1")
+    expect(await log(bare, "main", 1)).toEqual([`${SERVICE} | Update x.md`])
+    await user.syncNow(labId)
+    expect((await user.read(labId, "/x.md"))?.content).toBe("v1\n")
+  })
+
   for (const at of ["refs", "pack"] as const) {
     it(`retries a push rejected because the remote moved between fetch and push (outside push at ${at})`, async () => {
       const proxy = await startRaceProxy(git.baseUrl)
