@@ -35,6 +35,8 @@ export interface GitServer {
   readonly holdReceivePack: () => () => void
   /** Push requests waiting because of `holdReceivePack`. */
   readonly heldPushes: () => number
+  /** Milliseconds git spent answering pushes (POST git-receive-pack, from its start to its end) so far. */
+  readonly receiveMillis: () => number
   readonly close: () => Promise<void>
 }
 
@@ -66,6 +68,7 @@ export const startGitServer = async (): Promise<GitServer> => {
   const authorizations: Array<string | undefined> = []
   let held: Array<() => void> | undefined
   let heldPush: Array<() => void> | undefined
+  let receiveMillis = 0
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost")
@@ -105,9 +108,11 @@ export const startGitServer = async (): Promise<GitServer> => {
       }
     })
     const chunks: Array<Buffer> = []
+    const started = performance.now()
     child.stdout.on("data", (chunk: Buffer) => chunks.push(chunk))
     child.stderr.on("data", () => {})
     child.on("close", () => {
+      if (req.method === "POST" && url.pathname.endsWith("/git-receive-pack")) receiveMillis += performance.now() - started
       const { status, headers, body } = parseCgi(Buffer.concat(chunks))
       res.writeHead(status, headers).end(body)
     })
@@ -133,6 +138,7 @@ export const startGitServer = async (): Promise<GitServer> => {
       failures = { status, count }
     },
     requests: () => [...served],
+    receiveMillis: () => receiveMillis,
     authorizations: () => [...authorizations],
     holdUploadPack: () => {
       const waiting: Array<() => void> = []
