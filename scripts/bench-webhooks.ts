@@ -19,17 +19,18 @@
 import { Schema } from "effect"
 import { spawn } from "node:child_process"
 import { createHmac, randomBytes } from "node:crypto"
-import { closeSync, existsSync, mkdtempSync, openSync } from "node:fs"
+import { existsSync, mkdtempSync } from "node:fs"
 import { Agent, request } from "node:http"
 import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import pg from "pg"
 import { type GitServer, startGitServer } from "../test/support/GitServer.js"
-import { baseEnv, freePort, logTail, makeHousekeeping, sleep, startNodeFlags, withSearchPath } from "./bench/Util.js"
+import { serviceRunner } from "./bench/Service.js"
+import { makeHousekeeping, sleep } from "./bench/Util.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const REFERENCE_ROOT = resolve(process.env["BENCH_REFERENCE_ROOT"] ?? join(ROOT, "..", "main"))
+/** Another checkout to measure beside this one in the same run (the code before a change), when set. */
+const REFERENCE_ROOT = process.env["BENCH_REFERENCE_ROOT"] ? resolve(process.env["BENCH_REFERENCE_ROOT"]) : undefined
 const int = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback)
   if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive integer`)
@@ -46,7 +47,9 @@ const WARM_UP_MS = 2_000
 const CPU_PROF_DIR = process.env["BENCH_CPU_PROF"] ? resolve(process.env["BENCH_CPU_PROF"]) : undefined
 const TARGET_P99_MS = 100
 
-const { children, tempDirs, cleanups, stopChild, cleanupAll } = makeHousekeeping("the services")
+const housekeeping = makeHousekeeping("the services")
+const { tempDirs, cleanups, stopChild, cleanupAll } = housekeeping
+const runner = serviceRunner(housekeeping, { root: ROOT, cpuProfDir: CPU_PROF_DIR })
 
 const Lab = Schema.Struct({ data: Schema.Struct({ id: Schema.String }) })
 const Secret = Schema.Struct({ secret: Schema.String })
@@ -81,7 +84,7 @@ const commit = (gitdir: string, paths: ReadonlyArray<number>, revision: number, 
   )
 
 // ---------------------------------------------------------------------------
-// the service, as npm start runs it
+// the service, as npm start runs it (scripts/bench/Service.ts), with the admin key it was given
 
 interface Service {
   readonly baseUrl: string
@@ -90,42 +93,11 @@ interface Service {
 }
 
 const startService = async (root: string, databaseUrl: string | undefined, logPath: string): Promise<Service> => {
-  const port = await freePort()
-  const baseUrl = `http://127.0.0.1:${port}`
   const adminKey = `lsk_bench_${randomBytes(16).toString("hex")}`
   const dataDir = mkdtempSync(join(tmpdir(), "bench-webhooks-data-"))
   tempDirs.add(dataDir)
-  const env = {
-    ...baseEnv(),
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    ADMIN_API_KEY: adminKey,
-    PUBLIC_BASE_URL: baseUrl,
-    GIT_ALLOWED_HOSTS: "127.0.0.1",
-    RATE_LIMIT_ADMIN_PER_MINUTE: "1000000000",
-    RATE_LIMIT_ADMIN_PER_DAY: "1000000000",
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})
-  }
-  const log = openSync(logPath, "a")
-  const profile = CPU_PROF_DIR ? ["--cpu-prof", `--cpu-prof-dir=${join(CPU_PROF_DIR, randomBytes(3).toString("hex"))}`] : []
-  const child = spawn(process.execPath, [...startNodeFlags(root), ...profile, "--import", "tsx", "src/main.ts"], {
-    cwd: root,
-    env,
-    stdio: ["ignore", log, log],
-    detached: true
-  })
-  closeSync(log)
-  children.add(child)
-  const deadline = Date.now() + 120_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the service exited; its log:\n${logTail(logPath)}`)
-    const up = await fetch(`${baseUrl}/api/v1/status`).then((r) => r.ok, () => false)
-    if (up) break
-    if (Date.now() > deadline) throw new Error(`the service did not start; its log:\n${logTail(logPath)}`)
-    await sleep(100)
-  }
-  return { baseUrl, adminKey, stop: () => stopChild(child) }
+  const service = await runner.startService(dataDir, adminKey, databaseUrl, randomBytes(3).toString("hex"), logPath, {}, root)
+  return { baseUrl: service.baseUrl, adminKey, stop: () => stopChild(service.child) }
 }
 
 const call = async <A, I>(service: Service, schema: Schema.Schema<A, I>, method: string, path: string, json?: unknown) => {
@@ -138,18 +110,6 @@ const call = async <A, I>(service: Service, schema: Schema.Schema<A, I>, method:
   const text = await response.text()
   if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text.slice(0, 300)}`)
   return Schema.decodeUnknownSync(Schema.parseJson(schema))(text)
-}
-
-const freshSchema = async (url: string) => {
-  const schema = `bench_webhooks_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
-  const run = async (sql: string) => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    await client.query(sql).finally(() => client.end())
-  }
-  await run(`CREATE SCHEMA "${schema}"`)
-  cleanups.push(() => run(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
-  return withSearchPath(url, schema)
 }
 
 // ---------------------------------------------------------------------------
@@ -169,7 +129,7 @@ interface StormResult {
 const storm = async (git: GitServer, root: string, databaseUrl: string | undefined, label: string): Promise<StormResult> => {
   const workDir = mkdtempSync(join(tmpdir(), "bench-webhooks-"))
   tempDirs.add(workDir)
-  const service = await startService(root, databaseUrl ? await freshSchema(databaseUrl) : undefined, join(workDir, "service.log"))
+  const service = await startService(root, databaseUrl ? await runner.freshSchema(databaseUrl, "webhooks") : undefined, join(workDir, "service.log"))
   try {
     const initialSyncMs: Array<number> = []
     const labs: Array<{ readonly name: string; readonly url: string; readonly gitdir: string; readonly labId: string; readonly secret: string }> = []
@@ -268,7 +228,8 @@ const pullCount = async (service: Service, labId: string) =>
 // ---------------------------------------------------------------------------
 
 const main = async () => {
-  if (!existsSync(join(REFERENCE_ROOT, "src", "main.ts"))) throw new Error(`no reference checkout at ${REFERENCE_ROOT}`)
+  if (REFERENCE_ROOT !== undefined && !existsSync(join(REFERENCE_ROOT, "src", "main.ts"))) throw new Error(`no reference checkout at ${REFERENCE_ROOT}`)
+  const builds: ReadonlyArray<readonly [string, string]> = [...(REFERENCE_ROOT === undefined ? [] : [["reference", REFERENCE_ROOT] as const]), ["this change", ROOT]]
   const git = await startGitServer()
   cleanups.push(() => git.close())
   const databases = [
@@ -279,7 +240,7 @@ const main = async () => {
   let worst = 0
   for (const database of databases) {
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [which, root] of [["reference", REFERENCE_ROOT], ["this change", ROOT]] as const) {
+      for (const [which, root] of builds) {
         const result = await storm(git, root, database.url, `${database.name.toLowerCase()}-${round}`)
         const sorted = [...result.acks].sort((a, b) => a - b)
         const [p50, p90, p99] = [50, 90, 99].map((p) => percentile(sorted, p))
@@ -295,7 +256,7 @@ const main = async () => {
     }
   }
   console.log(`\nbursts of ${CONCURRENCY} concurrent deliveries every ${BURST_EVERY_MS} ms for ${STORM_MS / 1000} s, ${LABS} labs of ${FILES} files, ${CHANGED} files per outside commit`)
-  console.log(`reference: ${REFERENCE_ROOT}\n${rows.join("\n")}`)
+  console.log(`reference: ${REFERENCE_ROOT ?? "none (set BENCH_REFERENCE_ROOT to a checkout of the code before a change)"}\n${rows.join("\n")}`)
   console.log(`${worst < TARGET_P99_MS ? "PASS" : "FAIL"} ack p99 ${worst.toFixed(1)} ms (target < ${TARGET_P99_MS} ms)`)
 }
 

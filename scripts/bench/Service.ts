@@ -53,7 +53,9 @@ export const serviceRunner = (
     databaseUrl: string | undefined,
     label: string,
     logPath: string,
-    extraEnv: NodeJS.ProcessEnv = {}
+    extraEnv: NodeJS.ProcessEnv = {},
+    /** Another checkout to run (a benchmark's reference); the runner's root by default. */
+    root: string = options.root
   ): Promise<Service> => {
     const port = await freePort()
     const baseUrl = `http://127.0.0.1:${port}`
@@ -74,8 +76,8 @@ export const serviceRunner = (
     // one directory per label: node names the files itself, one per thread (the main one and tsx's loader)
     const profile = options.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${join(options.cpuProfDir, `service-${label}`)}`] : []
     const log = openSync(logPath, "a")
-    const child = spawn(process.execPath, [...startNodeFlags(options.root), ...profile, "--import", "tsx", "src/main.ts"], {
-      cwd: options.root,
+    const child = spawn(process.execPath, [...startNodeFlags(root), ...profile, "--import", "tsx", "src/main.ts"], {
+      cwd: root,
       env,
       stdio: ["ignore", log, log],
       detached: true
