@@ -53,7 +53,10 @@ import { Projects } from "./projects/Projects.js"
 import { ChatsHttp } from "./chats/Http.js"
 import { Chats } from "./chats/Chats.js"
 import { ExperimentsHttp } from "./experiments/Http.js"
+import { ExperimentCosts } from "./experiments/ExperimentCosts.js"
+import { ExperimentQueues } from "./experiments/ExperimentQueues.js"
 import { Experiments } from "./experiments/Experiments.js"
+import { ExperimentTemplates } from "./experiments/ExperimentTemplates.js"
 import { PodsHttp } from "./pods/Http.js"
 import { Pods } from "./pods/Pods.js"
 import { CostsHttp } from "./costs/Http.js"
@@ -128,6 +131,9 @@ export const Services = Layer.mergeAll(
   Projects.Default,
   Chats.Default,
   Experiments.Default,
+  ExperimentTemplates.Default,
+  ExperimentQueues.Default,
+  ExperimentCosts.Default,
   Pods.Default,
   Costs.Default
 ).pipe(Layer.provide(SyncSignalLive), Layer.provideMerge(SyncSupervisor.Default), Layer.provideMerge(UsersRepo.Default))

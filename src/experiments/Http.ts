@@ -7,7 +7,10 @@ import { ValidationError } from "../http/Errors.js"
 import { pageQuery, pageQueryWith } from "../http/Pagination.js"
 import { Labs } from "../labs/Labs.js"
 import { Experiment, Queue } from "./Experiment.js"
+import { ExperimentCosts } from "./ExperimentCosts.js"
+import { ExperimentQueues } from "./ExperimentQueues.js"
 import { Experiments } from "./Experiments.js"
+import { ExperimentTemplates } from "./ExperimentTemplates.js"
 import { MetricCursor } from "./ExperimentsRepo.js"
 
 const decodeMetricCursor = Schema.decodeUnknownEither(MetricCursor)
@@ -20,6 +23,9 @@ export const ExperimentsHttp = HttpApiBuilder.group(Api, "experiments", (handler
   Effect.gen(function* () {
     const labs = yield* Labs
     const experiments = yield* Experiments
+    const templates = yield* ExperimentTemplates
+    const queues = yield* ExperimentQueues
+    const costs = yield* ExperimentCosts
     const actor = Effect.map(CurrentPrincipal, (p) => p.id)
     const reading = (labId: string) => labs.access(labId, "read")
     const writing = (labId: string) => Effect.all([labs.access(labId, "write"), actor])
@@ -86,19 +92,19 @@ export const ExperimentsHttp = HttpApiBuilder.group(Api, "experiments", (handler
       )
       .handle("listTemplates", ({ urlParams: { labId, ...page } }) =>
         Effect.all([reading(labId), pageQuery(page)]).pipe(
-          Effect.flatMap(([lab, page]) => experiments.listTemplates(lab.id, page)),
+          Effect.flatMap(([lab, page]) => templates.list(lab.id, page)),
           Effect.flatMap(okPage)
         )
       )
       .handle("createTemplate", ({ payload: { labId, ...input } }) =>
         writing(labId).pipe(
-          Effect.flatMap(([lab, actor]) => experiments.createTemplate(lab.id, input, actor)),
+          Effect.flatMap(([lab, actor]) => templates.create(lab.id, input, actor)),
           Effect.flatMap(ok)
         )
       )
       .handle("listQueues", ({ urlParams: { labId, ...page } }) =>
         Effect.all([reading(labId), pageQuery(page)]).pipe(
-          Effect.flatMap(([lab, page]) => experiments.listQueues(lab.id, page)),
+          Effect.flatMap(([lab, page]) => queues.list(lab.id, page)),
           Effect.flatMap(okPage)
         )
       )
@@ -111,26 +117,26 @@ export const ExperimentsHttp = HttpApiBuilder.group(Api, "experiments", (handler
                 message: "name: give either name (to create a queue) or queueId and experimentId (to enqueue), not both"
               })
             }
-            const queue = yield* experiments.createQueue(lab.id, name, who)
+            const queue = yield* queues.create(lab.id, name, who)
             return yield* respondWith(QueueCreated, yield* ok(queue), 201)
           }
           if (queueId === undefined) return yield* new ValidationError({ message: "queueId is required to enqueue (or give name to create a queue)" })
           if (experimentId === undefined) return yield* new ValidationError({ message: "experimentId is required to enqueue" })
-          const experiment = yield* experiments.enqueue(lab.id, queueId, experimentId, who)
+          const experiment = yield* queues.enqueue(lab.id, queueId, experimentId, who)
           return yield* respondWith(ExperimentQueued, yield* ok(experiment), 202)
         })
       )
       .handle("listCosts", ({ urlParams: { labId, limit, cursor, ...filter } }) =>
         Effect.gen(function* () {
           const [lab, page] = yield* Effect.all([reading(labId), pageQuery({ limit, cursor })])
-          const { page: records, totals } = yield* experiments.listCosts(lab.id, { ...page, ...filter })
+          const { page: records, totals } = yield* costs.list(lab.id, { ...page, ...filter })
           const body = yield* okPage(records)
           return { ...body, meta: { ...body.meta, totals } }
         })
       )
       .handle("createCost", ({ payload: { labId, ...input } }) =>
         writing(labId).pipe(
-          Effect.flatMap(([lab, actor]) => experiments.recordCost(lab.id, input, actor)),
+          Effect.flatMap(([lab, actor]) => costs.record(lab.id, input, actor)),
           Effect.flatMap(ok)
         )
       )
