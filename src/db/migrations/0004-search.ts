@@ -2,9 +2,9 @@
  * Migration 4, frozen: its text never changes once released (deployments applied it as it is); add a migration instead.
  * Full-text search, after every table it indexes. One row per searchable record in search_documents (title weight A,
  * body weight B, text search configuration 'english' as queries use it (src/search/Sql.ts), bodies cut at 100,000
- * characters to keep the tsvector below PostgreSQL's 1 MB limit), kept current by row triggers on the indexed tables, so every write path (the API, git sync, a backup's restore, plain SQL)
- * reaches the index. A missing table is skipped with a notice; a table without an indexed column is refused.
- * Its existing rows are indexed (backfill).
+ * characters to keep the tsvector below PostgreSQL's 1 MB limit), kept current by row triggers on the indexed tables,
+ * so every write path (the API, git sync, a backup's restore, plain SQL) reaches the index. A missing table is skipped
+ * with a notice; a table without an indexed column is refused. Its existing rows are indexed (backfill).
  */
 export const search = {
   id: 4,
