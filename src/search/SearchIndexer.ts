@@ -13,7 +13,7 @@ const decodeDrained = Schema.decodeUnknown(Drained)
 
 /**
  * Indexes the records whose triggers queue them (search_queue, files: see
- * Sql.ts) off the writers' transactions: in the background, a batch per
+ * src/db/migrations/0005-search-queue.ts) off the writers' transactions: in the background, a batch per
  * statement, and on demand for one lab before a search reads the index.
  */
 export class SearchIndexer extends Effect.Service<SearchIndexer>()("SearchIndexer", {

@@ -11,9 +11,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
-import pg from "pg"
 import * as Database from "../../layers/Database.js"
 import type { ApiKey } from "../../src/auth/ApiKey.js"
 import { ApiKeysRepo } from "../../src/auth/ApiKeysRepo.js"
@@ -28,6 +27,7 @@ import { PageParams, type PageQuery, pageQuery as toPageQuery } from "../../src/
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
 import type { Task } from "../../src/tasks/Task.js"
 import { TasksRepo } from "../../src/tasks/TasksRepo.js"
+import { postgresInFreshSchema } from "../support/PostgresSchema.js"
 
 // ---------------------------------------------------------------------------
 // helpers
@@ -455,38 +455,13 @@ repositoryContract({
   schema: "public"
 })
 
-/**
- * PostgreSQL in a fresh schema: created with a plain connection, reached through
- * `options=-c search_path=<schema>` so every pooled connection lands in it, and
- * dropped with everything in it when the layer closes.
- */
-const postgresInFreshSchema = (url: string, schema: string): Layer.Layer<SqlClient.SqlClient, unknown> =>
-  Layer.unwrapScoped(
-    Effect.gen(function* () {
-      const admin = (statement: string) =>
-        Effect.tryPromise(async () => {
-          const client = new pg.Client({ connectionString: url })
-          await client.connect()
-          try {
-            await client.query(statement)
-          } finally {
-            await client.end()
-          }
-        })
-      yield* Effect.acquireRelease(admin(`CREATE SCHEMA "${schema}"`), () => Effect.orDie(admin(`DROP SCHEMA "${schema}" CASCADE`)))
-      const separator = url.includes("?") ? "&" : "?"
-      const scoped = `${url}${separator}options=-c%20search_path%3D${schema}`
-      return Database.layer({ kind: "postgresql", url: Redacted.make(scoped) })
-    })
-  )
-
 const databaseUrl = process.env.DATABASE_URL
 
 describe.runIf(databaseUrl !== undefined && databaseUrl !== "")("PostgreSQL (DATABASE_URL)", () => {
   const schema = `test_${randomBytes(6).toString("hex")}`
   repositoryContract({
     name: `repositories on PostgreSQL, schema ${schema}`,
-    database: postgresInFreshSchema(databaseUrl ?? "", schema),
+    database: postgresInFreshSchema(databaseUrl ?? "", schema, (url) => Database.layer({ kind: "postgresql", url })),
     schema
   })
 })

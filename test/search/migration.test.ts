@@ -1,7 +1,7 @@
 import { PGlite } from "@electric-sql/pglite"
 import { afterEach, describe, expect, it } from "vitest"
 import { migrations } from "../../src/db/Migrations.js"
-import { INDEXED, queueSchema, queueVersionPerStatement, schema } from "../../src/search/Sql.js"
+import { CONFIG, SearchKinds } from "../../src/search/Sql.js"
 
 /** The search migration on its own, against the real schema (migrations 1-3) or a hand-made one. */
 let db: PGlite | undefined
@@ -9,6 +9,24 @@ afterEach(async () => {
   await db?.close()
   db = undefined
 })
+
+const migration = (id: number) => {
+  const found = migrations.find((m) => m.id === id)
+  if (found === undefined) throw new Error(`no migration ${id}`)
+  return found.sql
+}
+const schema = migration(4)
+const queueSchema = migration(5)
+const queueVersionPerStatement = migration(6)
+/** The tables search indexes, by kind. */
+const INDEXED = [
+  { kind: "files", table: "files" },
+  { kind: "papers", table: "papers" },
+  { kind: "knowledge", table: "knowledge" },
+  { kind: "memory", table: "memory" },
+  { kind: "tasks", table: "tasks" },
+  { kind: "experiments", table: "experiments" }
+]
 
 const before = async () => {
   db = await PGlite.create()
@@ -21,10 +39,13 @@ const documents = async (db: PGlite) =>
   (await db.query<{ kind: string; ref: string; title: string }>(`SELECT kind, ref, title FROM search_documents ORDER BY kind, ref`)).rows
 
 describe("the search migration", () => {
-  it("comes after every table it indexes: migrations 4 and 5, then the queue's functions; no later migration creates an indexed table", () => {
-    expect(migrations.find((m) => m.sql === schema)?.id).toBe(4)
-    expect(migrations.find((m) => m.sql === queueSchema)?.id).toBe(5)
-    expect(migrations.find((m) => m.sql === queueVersionPerStatement)?.id).toBe(6)
+  it("indexes the kinds and uses the text search configuration that searches query with", () => {
+    expect(INDEXED.map((t) => t.kind)).toEqual([...SearchKinds])
+    for (const kind of SearchKinds) expect(schema).toContain(`'${kind}'`)
+    expect(schema).toContain(`to_tsvector('${CONFIG}'`)
+  })
+
+  it("comes after every table it indexes: no later migration creates an indexed table", () => {
     for (const later of migrations.filter((m) => m.id > 5)) {
       for (const t of INDEXED) expect(later.sql, `migration ${later.id}`).not.toMatch(new RegExp(`CREATE TABLE\\s+${t.table}\\b`, "i"))
     }
