@@ -2,7 +2,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Layer, type Redacted } from "effect"
 import { trackingWrites } from "../src/db/ConnectionLoss.js"
 import { runMigrations } from "../src/db/Migrator.js"
-import { DatabaseKind } from "../src/status/Http.js"
+import { DatabaseKind } from "../src/db/DatabaseKind.js"
 import * as PgDatabase from "./PgDatabase.js"
 import * as PgliteClient from "./PgliteClient.js"
 

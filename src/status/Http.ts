@@ -1,10 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
-import { Context, Effect } from "effect"
+import { Effect } from "effect"
 import { Api, VERSION } from "../Api.js"
+import { DatabaseKind } from "../db/DatabaseKind.js"
 import { ok } from "../http/Envelope.js"
-
-/** Which database this instance runs on, for GET /status. */
-export class DatabaseKind extends Context.Tag("DatabaseKind")<DatabaseKind, "postgresql" | "pglite">() {}
 
 const startedAt = Date.now()
 
