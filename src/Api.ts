@@ -1,6 +1,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { KeysApi, MeApi } from "./auth/Api.js"
 import {
+  MethodNotAllowedWire,
   PayloadTooLargeWire,
   QuotaExceededWire,
   RateLimitedWire,
@@ -89,6 +90,8 @@ export class Api extends HttpApi.make("lab-service")
   .add(CostsApi)
   .add(WebhooksApi)
   .addError(ValidationErrorWire)
+  // a known path asked with another method (the Allow header lists the ones it takes)
+  .addError(MethodNotAllowedWire)
   .addError(PayloadTooLargeWire)
   .addError(UnsupportedMediaTypeWire)
   .addError(RateLimitedWire)

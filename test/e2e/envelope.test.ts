@@ -138,6 +138,14 @@ describe("OpenAPI and docs", () => {
     expect(spec.components.schemas["NotFoundError"]).toMatchObject({
       properties: { error: { properties: { code: { enum: ["not_found"] }, status: { enum: [404] } } } }
     })
+    // what any route can answer besides its own: 405 (a known path, another method), 503 (a lost database connection)
+    const tasks = Schema.decodeUnknownSync(
+      Schema.Struct({ get: Schema.Struct({ responses: Schema.Record({ key: Schema.String, value: Schema.Unknown }) }) })
+    )(spec.paths["/api/v1/tasks"])
+    expect(Object.keys(tasks.get.responses)).toEqual(expect.arrayContaining(["200", "405", "422", "429", "500", "503"]))
+    expect(spec.components.schemas["MethodNotAllowedError"]).toMatchObject({
+      properties: { error: { properties: { code: { enum: ["method_not_allowed"] }, status: { enum: [405] } } } }
+    })
     const text = JSON.stringify(raw)
     expect(text.includes("HttpApiDecodeError")).toBe(false)
     expect(text.includes('"400"')).toBe(false)
