@@ -11,7 +11,7 @@ import {
   UnauthorizedWire
 } from "../http/Errors.js"
 import { RepoDirectory } from "../files/File.js"
-import { LinkRepo, SyncResult, SyncStatus, WebhookSecretResult } from "./RepoLink.js"
+import { LinkRepo, SyncResult, SyncStatus, WebhookAnswer, WebhookSecretResult } from "./RepoLink.js"
 
 /** Spec 4.4 with bare bodies (2.5-2.7), plus PATCH to link a repository. */
 export class SyncApi extends HttpApiGroup.make("sync")
@@ -35,13 +35,6 @@ export class SyncApi extends HttpApiGroup.make("sync")
   .middleware(Authentication)
   .prefix("/api/v1") {}
 
-export const WebhookAnswer = Schema.Struct({
-  ok: Schema.Literal(true),
-  event: Schema.Literal("push", "ping", "other"),
-  action: Schema.Literal("queued", "duplicate", "ignored", "pong"),
-  labs: Schema.Array(Schema.String),
-  reason: Schema.optional(Schema.String)
-}).annotations({ identifier: "WebhookAnswer" })
 
 /** Spec 6.1: authenticated by the webhook secret's signature, not a bearer token. */
 export class WebhooksApi extends HttpApiGroup.make("webhooks")

@@ -6,7 +6,7 @@ import { BadGateway, PayloadTooLarge, ValidationError } from "../http/Errors.js"
 import { respondWith } from "../http/Envelope.js"
 import { Labs } from "../labs/Labs.js"
 import { Quotas } from "../quotas/Quotas.js"
-import { WebhookAnswer } from "./Api.js"
+import { WebhookAnswer } from "./RepoLink.js"
 import { Sync } from "./Sync.js"
 import { WebhookReceiver } from "./WebhookReceiver.js"
 

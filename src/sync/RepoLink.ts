@@ -132,3 +132,16 @@ export const tokenIsBound = (link: RepoLink): boolean =>
 /** `owner/name` for messages. */
 export const repoNameOf = (url: string): string =>
   new URL(url).pathname.replace(/^\/+/, "").replace(/\.git$/, "").replace(/\/+$/, "")
+
+/**
+ * The webhook receiver's answer (bare, like the other sync bodies). queued: a pull was enqueued; duplicate: this
+ * delivery was seen before; ignored: nothing to do; pong: a ping.
+ */
+export const WebhookAnswer = Schema.Struct({
+  ok: Schema.Literal(true),
+  event: Schema.Literal("push", "ping", "other"),
+  action: Schema.Literal("queued", "duplicate", "ignored", "pong"),
+  labs: Schema.Array(Schema.String),
+  reason: Schema.optional(Schema.String)
+}).annotations({ identifier: "WebhookAnswer" })
+export type WebhookAnswer = typeof WebhookAnswer.Type

@@ -3,6 +3,7 @@ import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationErro
 import { problemWith } from "../http/InputCheck.js"
 import { reportWindow } from "../http/RequestContext.js"
 import { MINUTE_MILLIS, RateLimits } from "../ratelimit/RateLimits.js"
+import type { WebhookAnswer } from "./RepoLink.js"
 import { type WebhookLink, WebhookLinks } from "./WebhookLinks.js"
 import { SyncSupervisor } from "./SyncSupervisor.js"
 import {
@@ -18,15 +19,6 @@ import {
   WebhookFailureLimit
 } from "./Webhooks.js"
 
-/** The receiver's answer (bare, like the other sync bodies). */
-export interface WebhookAnswer {
-  readonly ok: true
-  readonly event: "push" | "ping" | "other"
-  /** queued: a pull was enqueued; duplicate: this delivery was seen before; ignored: nothing to do. */
-  readonly action: "queued" | "duplicate" | "ignored" | "pong"
-  readonly labs: ReadonlyArray<string>
-  readonly reason?: string
-}
 
 const notJson = () => new ValidationError({ message: "the webhook body is not a JSON payload" })
 
