@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Activity } from "../../src/activity/Activity.js"
-import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import { Dataset } from "../../src/datasets/Dataset.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { data, expectError, page } from "../support/http.js"
-import { startTestServer, type TestServer } from "../support/TestServer.js"
+import { type Fixture, startFixture } from "../support/LabFixture.js"
+import type { TestServer } from "../support/TestServer.js"
 
+let fx: Fixture
 let server: TestServer
 let lab: Lab
 let writer: { readonly id: string; readonly key: string }
@@ -23,12 +24,6 @@ const q = (params: Record<string, string | number | undefined>) => {
   return search.toString()
 }
 
-const createLab = async (slug: string) =>
-  data(await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug, name: slug, plan: "team" } }), Lab, 201)
-
-const createKey = async (scope: string) =>
-  data(await server.request("POST", "/api/v1/auth/keys", { token: server.adminKey, json: { name: scope, scopes: [scope] } }), CreatedApiKey, 201)
-
 const post = (json: Body, token = writer.key) => call("POST", "/api/v1/datasets", { labId: lab.id, ...json }, token)
 const patch = (id: string, json: Body) => call("PATCH", `/api/v1/datasets/${id}`, { labId: lab.id, ...json })
 const create = async (json: Body) => data(await post(json), Dataset, 201)
@@ -41,15 +36,14 @@ const activityOf = async (ref: string) => {
 }
 
 beforeAll(async () => {
-  server = await startTestServer()
-  lab = await createLab("datasets-lab")
-  await createLab("datasets-other")
-  const w = await createKey("lab:datasets-lab:rw")
-  writer = { id: w.id, key: w.key }
-  readerKey = (await createKey("lab:datasets-lab:r")).key
-  otherKey = (await createKey("lab:datasets-other:rw")).key
+  fx = await startFixture("datasets")
+  server = fx.server
+  lab = fx.lab
+  writer = { id: fx.writerId, key: fx.writer }
+  readerKey = fx.reader
+  otherKey = fx.stranger
 })
-afterAll(() => server.close())
+afterAll(() => fx.close())
 
 describe("datasets", () => {
   it("registers a dataset at a uri or at a lab path (201, version 1) and reads it back", async () => {

@@ -4,18 +4,19 @@ import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Activity } from "../../src/activity/Activity.js"
-import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import { Figure } from "../../src/figures/Figure.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { Paper, PaperVersion } from "../../src/papers/Paper.js"
 import { SyncResult } from "../../src/sync/RepoLink.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { data, expectError, json, page } from "../support/http.js"
-import { startTestServer, type TestServer } from "../support/TestServer.js"
+import { type Fixture, startFixture } from "../support/LabFixture.js"
+import type { TestServer } from "../support/TestServer.js"
 import { diskGit } from "../support/DiskGit.js"
 
 let git: GitServer
 let gitRoot: string
+let fx: Fixture
 let server: TestServer
 let lab: Lab
 let writer: { readonly id: string; readonly key: string }
@@ -32,12 +33,6 @@ const q = (params: Record<string, string | number | undefined>) => {
   for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
   return search.toString()
 }
-
-const createLab = async (slug: string) =>
-  data(await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug, name: slug, plan: "team" } }), Lab, 201)
-
-const createKey = async (scope: string) =>
-  data(await server.request("POST", "/api/v1/auth/keys", { token: server.adminKey, json: { name: scope, scopes: [scope] } }), CreatedApiKey, 201)
 
 const figures = async (labId: string, params: Record<string, string | number | undefined> = {}) =>
   page(await call("GET", `/api/v1/figures?${q({ labId, limit: 100, ...params })}`), Figure)
@@ -63,23 +58,22 @@ const PDF = Uint8Array.from([...Buffer.from("%PDF-1.5\n"), 0x00, 0xe2, 0xe3, 0xc
 beforeAll(async () => {
   git = await startGitServer()
   gitRoot = await mkdtemp(join(tmpdir(), "lab-service-figures-"))
-  server = await startTestServer({ git: diskGit(gitRoot, 20_000) })
-  lab = await createLab("figures-lab")
-  await createLab("figures-other")
-  const w = await createKey("lab:figures-lab:rw")
-  writer = { id: w.id, key: w.key }
-  readerKey = (await createKey("lab:figures-lab:r")).key
-  otherKey = (await createKey("lab:figures-other:rw")).key
+  fx = await startFixture("figures", { git: diskGit(gitRoot, 20_000) })
+  server = fx.server
+  lab = fx.lab
+  writer = { id: fx.writerId, key: fx.writer }
+  readerKey = fx.reader
+  otherKey = fx.stranger
 })
 afterAll(async () => {
-  await server.close()
+  await fx.close()
   await git.close()
   await rm(gitRoot, { recursive: true, force: true })
 })
 
 describe("figures of the linked repository", () => {
   it("lists the images and PDFs the sync skips, with path, size, blob id and commit, and forgets deleted ones", async () => {
-    const labId = (await createLab("figures-git")).id
+    const labId = (await fx.createLab("figures-git")).id
     const url = await git.createRepo("figures-git")
     const wc = await workingCopy(url)
     await put(wc.dir, "README.md", "# paper\n")

@@ -1,13 +1,14 @@
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Activity } from "../../src/activity/Activity.js"
-import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import { File } from "../../src/files/File.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { Paper, PaperVersion } from "../../src/papers/Paper.js"
 import { data, expectError, page } from "../support/http.js"
-import { startTestServer, type TestServer } from "../support/TestServer.js"
+import { type Fixture, startFixture } from "../support/LabFixture.js"
+import type { TestServer } from "../support/TestServer.js"
 
+let fx: Fixture
 let server: TestServer
 let lab: Lab
 let other: Lab
@@ -25,12 +26,6 @@ const q = (params: Record<string, string | number | undefined>) => {
   for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
   return search.toString()
 }
-
-const createLab = async (slug: string) =>
-  data(await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug, name: slug, plan: "team" } }), Lab, 201)
-
-const createKey = async (scope: string) =>
-  data(await server.request("POST", "/api/v1/auth/keys", { token: server.adminKey, json: { name: scope, scopes: [scope] } }), CreatedApiKey, 201)
 
 const writeFile = async (path: string, content: string) => {
   const response = await call("POST", "/api/v1/files", { labId: lab.id, path, content })
@@ -88,15 +83,15 @@ const paperWithFiles = async (name: string) => {
 }
 
 beforeAll(async () => {
-  server = await startTestServer()
-  lab = await createLab("papers-lab")
-  other = await createLab("papers-other")
-  const w = await createKey("lab:papers-lab:rw")
-  writer = { id: w.id, key: w.key }
-  readerKey = (await createKey("lab:papers-lab:r")).key
-  otherKey = (await createKey("lab:papers-other:rw")).key
+  fx = await startFixture("papers")
+  server = fx.server
+  lab = fx.lab
+  other = fx.other
+  writer = { id: fx.writerId, key: fx.writer }
+  readerKey = fx.reader
+  otherKey = fx.stranger
 })
-afterAll(() => server.close())
+afterAll(() => fx.close())
 
 describe("creating and reading papers", () => {
   it("creates a draft (201), reads it back, lists it newest first and filters by status and date", async () => {

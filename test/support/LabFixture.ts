@@ -42,6 +42,9 @@ export interface Fixture {
   readonly patch: (path: string, json: unknown, token?: string) => Promise<Response>
   /** The lab's activity entries, newest first (first page of 100). */
   readonly activity: (labId?: string) => Promise<ReadonlyArray<Activity>>
+  /** A team-plan lab the operator creates, and a key with one scope (`lab:<slug>:rw`, say). */
+  readonly createLab: (slug: string) => Promise<Lab>
+  readonly createKey: (scope: string) => Promise<typeof CreatedApiKey.Type>
   readonly close: () => Promise<void>
 }
 
@@ -97,6 +100,8 @@ export const startFixture = async (
     del: (path, params, token = writer.key) => server.request("DELETE", withQuery(path, params), { token }),
     post: (path, json, token = writer.key) => server.request("POST", path, { token, json }),
     patch: (path, json, token = writer.key) => server.request("PATCH", path, { token, json }),
+    createLab,
+    createKey,
     activity: async (labId = lab.id) =>
       (await page(await server.request("GET", withQuery("/api/v1/activity", { labId, limit: 100 }), { token: admin }), Activity)).data,
     close: async () => {
