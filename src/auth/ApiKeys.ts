@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Cache, Clock, Duration, Effect, Exit, Option } from "effect"
+import { Cache, Duration, Effect, Exit, Option } from "effect"
 import { newId } from "../common/Ids.js"
 import { Forbidden, NotFound, ValidationError } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
@@ -53,7 +53,9 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
      * memory; a revocation on this instance empties that memory at once.
      */
     const authenticate = (secretHash: string): Effect.Effect<Option.Option<Principal>> =>
-      Effect.zipWith(cache.get(`${revocations}:${secretHash}`), Clock.currentTimeMillis, live)
+      Effect.flatMap(cache.get(`${revocations}:${secretHash}`), (principal) =>
+        Effect.clockWith((clock) => Effect.succeed(live(principal, clock.unsafeCurrentTimeMillis())))
+      )
 
     const create = (principal: Principal, input: CreateApiKey) =>
       Effect.gen(function* () {
