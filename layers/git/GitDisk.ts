@@ -47,7 +47,9 @@ export const layer = (options: GitDiskOptions) =>
       const ceilings = options.ceilings ?? DEFAULT_CEILINGS
       const gitdirOf = (labId: string) => join(options.root, `${labId}.git`)
       // isomorphic-git keeps parsed objects in its cache object: kept between a lab's jobs while they come often,
-      // dropped after a quiet minute so idle labs hold no memory
+      // dropped after a quiet minute so idle labs hold no memory. Not effect's Cache: its time-to-live runs from the
+      // load, not the last use, and an expired entry stays in memory until its key is asked for again (or capacity
+      // pushes it out), the opposite of what this is for; and it is read synchronously, inside isomorphic-git's setup
       const caches = new Map<string, { readonly cache: object; readonly usedAt: number }>()
       const cacheOf = (labId: string): object => {
         const now = Date.now()

@@ -1,5 +1,5 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Cache, Duration, Effect, Exit, Option } from "effect"
 import { newId } from "../common/Ids.js"
 import { Forbidden, NotFound, ValidationError } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
@@ -11,7 +11,9 @@ import { covers, isAdmin, parseScope, type Principal } from "./Principal.js"
 import { newApiKeySecret, sha256Hex } from "./Secrets.js"
 
 /** How long a verified key is trusted without asking the database again. */
-const CACHE_MILLIS = 5_000
+const CACHE_TTL = Duration.seconds(5)
+/** Keys remembered at most (the least recently used go first): unknown secrets are remembered too. */
+const CACHE_CAPACITY = 10_000
 
 const toPrincipal = (key: ApiKey): Principal => ({
   id: key.id,
@@ -28,10 +30,16 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
     const labs = yield* LabsRepo
     const quotas = yield* Quotas
     const sql = yield* SqlClient.SqlClient
-    // by secret hash: the principal of a live key (None for no such key), and when it was read
-    const cache = new Map<string, { readonly principal: Option.Option<Principal>; readonly at: number }>()
-    // grows with every revocation: a lookup that began before one does not refill the cache with what it read
+    // grows with every revocation, and is part of the cache key: what a lookup that began before a revocation
+    // reads lands under the old generation, where no later request looks
     let revocations = 0
+    // by `${generation}:${secret hash}`: the principal of a live key (None for no such key)
+    const cache = yield* Cache.makeWith({
+      capacity: CACHE_CAPACITY,
+      lookup: (key: string) => Effect.map(repo.useByHash(key.slice(key.indexOf(":") + 1)), Option.map(toPrincipal)),
+      // a failed lookup (the database down) is not remembered
+      timeToLive: (exit) => (Exit.isSuccess(exit) ? CACHE_TTL : Duration.zero)
+    })
 
     const live = (principal: Option.Option<Principal>, now: number) =>
       Option.isSome(principal) && principal.value.expiresAt !== null && principal.value.expiresAt.getTime() <= now
@@ -41,23 +49,13 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
     /**
      * The principal of the key whose secret hashes (sha256, hex) to this, if the
      * key exists, has not expired, and neither it nor a key that created it (up
-     * the chain) is revoked. Within CACHE_MILLIS of the last look, answered from
+     * the chain) is revoked. Within CACHE_TTL of the last look, answered from
      * memory; a revocation on this instance empties that memory at once.
      */
-    const authenticate = (secretHash: string): Effect.Effect<Option.Option<Principal>> => {
-      const now = Date.now()
-      const hit = cache.get(secretHash)
-      if (hit && now - hit.at < CACHE_MILLIS) return Effect.succeed(live(hit.principal, now))
-      const seen = revocations
-      return Effect.map(repo.useByHash(secretHash), (key) => {
-        const principal = Option.map(key, toPrincipal)
-        if (seen === revocations) {
-          if (cache.size > 10_000) cache.clear()
-          cache.set(secretHash, { principal, at: now })
-        }
-        return live(principal, now)
-      })
-    }
+    const authenticate = (secretHash: string): Effect.Effect<Option.Option<Principal>> =>
+      Effect.flatMap(cache.get(`${revocations}:${secretHash}`), (principal) =>
+        Effect.clockWith((clock) => Effect.succeed(live(principal, clock.unsafeCurrentTimeMillis())))
+      )
 
     const create = (principal: Principal, input: CreateApiKey) =>
       Effect.gen(function* () {
@@ -121,7 +119,7 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
         if (Option.isNone(visible)) return yield* new NotFound({ message: `no API key ${id}` })
         yield* repo.revoke(id)
         revocations += 1
-        cache.clear()
+        yield* cache.invalidateAll
         return Option.getOrThrow(yield* repo.findById(id))
       })
 

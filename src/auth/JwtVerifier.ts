@@ -1,4 +1,4 @@
-import { Context, Effect, Layer, Schema } from "effect"
+import { Cache, Clock, Context, Duration, Effect, Exit, Layer, Schema } from "effect"
 import { createRemoteJWKSet, errors, jwtVerify } from "jose"
 import { Unauthorized } from "../http/Errors.js"
 import { type Principal, ScopeString } from "./Principal.js"
@@ -22,6 +22,11 @@ const Claims = Schema.Struct({
 
 const isScope = Schema.is(ScopeString)
 
+/** A verified token is immutable until it expires: remembered for this long at most, and never past its `exp`. */
+const CACHE_TTL_MILLIS = 60_000
+/** Tokens remembered at most; the least recently used go first. */
+const CACHE_CAPACITY = 10_000
+
 const scopesOf = (claim: unknown): ReadonlyArray<string> => {
   const values = typeof claim === "string" ? claim.split(/\s+/) : Array.isArray(claim) ? claim : []
   return values.filter(isScope)
@@ -42,15 +47,13 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<
       Effect.gen(function* () {
         const users = yield* UsersRepo
         const jwks = createRemoteJWKSet(settings.jwksUrl, { timeoutDuration: 5_000, cooldownDuration: 30_000 })
-        // A verified token is immutable until it expires: remember it for a minute at most.
-        const cache = new Map<string, { readonly principal: Principal; readonly until: number }>()
-        const verify = (token: string) =>
+        const check = (token: string) =>
           Effect.gen(function* () {
-            const hit = cache.get(token)
-            if (hit && hit.until > Date.now()) return hit.principal
+            const now = yield* Clock.currentTimeMillis
             const { payload } = yield* Effect.tryPromise({
               try: () =>
                 jwtVerify(token, jwks, {
+                  currentDate: new Date(now),
                   issuer: settings.issuer,
                   audience: settings.audience,
                   algorithms: [...settings.algorithms],
@@ -78,10 +81,18 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<
               scopes: scopesOf(payload[settings.scopeClaim]),
               expiresAt
             }
-            if (cache.size > 10_000) cache.clear()
-            cache.set(token, { principal, until: Math.min(expiresAt?.getTime() ?? 0, Date.now() + 60_000) })
-            return principal
+            // remembered while `now < exp` (the cache keeps an entry up to and including its last millisecond)
+            const at = yield* Clock.currentTimeMillis
+            const timeToLive = Duration.millis(Math.min((expiresAt?.getTime() ?? 0) - at - 1, CACHE_TTL_MILLIS))
+            return { principal, timeToLive }
           })
+        // a refused token is not remembered: it is checked again, as the keys it names may have arrived since
+        const cache = yield* Cache.makeWith({
+          capacity: CACHE_CAPACITY,
+          lookup: check,
+          timeToLive: (exit) => (Exit.isSuccess(exit) ? exit.value.timeToLive : Duration.zero)
+        })
+        const verify = (token: string) => Effect.map(cache.get(token), ({ principal }) => principal)
         return { verify }
       })
     )

@@ -1,4 +1,4 @@
-import { Effect, FiberRef, Option } from "effect"
+import { Cache, Duration, Effect, Exit, FiberRef, Option } from "effect"
 import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
 import { Conflict, Forbidden, NotFound, RateLimited } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
@@ -10,7 +10,9 @@ import { LabsRepo } from "./LabsRepo.js"
 import type { Plan } from "../common/Schemas.js"
 
 /** Labs are read on every lab-scoped request; a short cache keeps that off the database. */
-const CACHE_MILLIS = 60_000
+const CACHE_TTL = Duration.minutes(1)
+/** Lab references remembered at most (each lab twice: by id and by slug); the least recently used go first. */
+const CACHE_CAPACITY = 20_000
 
 const PLAN_RANK: Record<Plan, number> = { free: 0, pro: 1, team: 2 }
 
@@ -19,19 +21,21 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
   effect: Effect.gen(function* () {
     const repo = yield* LabsRepo
     const rateLimits = yield* RateLimits
-    const cache = new Map<string, { readonly lab: Lab; readonly at: number }>()
+    // by id and by slug; only labs found are remembered (a lab created on another replica is seen at once)
+    const cache = yield* Cache.makeWith({
+      capacity: CACHE_CAPACITY,
+      lookup: (ref: string) => repo.findByRef(ref),
+      timeToLive: (exit) => (Exit.isSuccess(exit) && Option.isSome(exit.value) ? CACHE_TTL : Duration.zero)
+    })
 
-    const remember = (lab: Lab) => {
-      const entry = { lab, at: Date.now() }
-      cache.set(lab.id, entry)
-      cache.set(lab.slug, entry)
-    }
+    const remember = (lab: Lab) => Effect.zipRight(cache.set(lab.id, Option.some(lab)), cache.set(lab.slug, Option.some(lab)))
 
-    const find = (ref: string): Effect.Effect<Option.Option<Lab>> => {
-      const hit = cache.get(ref)
-      if (hit && Date.now() - hit.at < CACHE_MILLIS) return Effect.succeed(Option.some(hit.lab))
-      return Effect.tap(repo.findByRef(ref), Option.match({ onNone: () => {}, onSome: remember }))
-    }
+    const find = (ref: string): Effect.Effect<Option.Option<Lab>> =>
+      Effect.flatMap(cache.get(ref), (lab): Effect.Effect<Option.Option<Lab>> => {
+        if (Option.isSome(lab)) return Effect.succeed(lab)
+        // a zero time-to-live still answers within the same millisecond: forget the miss now
+        return Effect.as(cache.invalidate(ref), lab)
+      })
 
     /**
      * The lab a request names, if the principal may read (or write) it. A

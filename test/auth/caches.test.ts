@@ -1,0 +1,172 @@
+/**
+ * The caches on the authentication path, in virtual time: how long a key, a
+ * lab and a JWT are answered from memory, and what ends that at once. The
+ * database is embedded PGlite; "another replica" is a write straight to it,
+ * which this instance's caches cannot see.
+ */
+import { SqlClient } from "@effect/sql"
+import { describe, expect, it, layer } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
+import { randomBytes } from "node:crypto"
+import * as Database from "../../layers/Database.js"
+import * as RateLimitStore from "../../layers/RateLimitStore.js"
+import type { ApiKey } from "../../src/auth/ApiKey.js"
+import { ApiKeys } from "../../src/auth/ApiKeys.js"
+import { ApiKeysRepo } from "../../src/auth/ApiKeysRepo.js"
+import type { Principal } from "../../src/auth/Principal.js"
+import { sha256Hex } from "../../src/auth/Secrets.js"
+import { Labs } from "../../src/labs/Labs.js"
+import { LabsRepo } from "../../src/labs/LabsRepo.js"
+import { DEFAULT_QUOTAS, QuotaLimits } from "../../src/quotas/PlanQuotas.js"
+import { Quotas } from "../../src/quotas/Quotas.js"
+
+const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`
+
+const admin: Principal = { id: "admin", kind: "admin", name: "admin", scopes: ["admin"], expiresAt: null }
+
+/** A key as the service stores it, made straight in the database; its secret is returned. */
+const insertKey = (scopes: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const repo = yield* ApiKeysRepo
+    const secret = unique("lsk_test")
+    const key: ApiKey = {
+      id: unique("key"),
+      name: "cached",
+      prefix: secret.slice(0, 12),
+      scopes,
+      createdBy: "admin",
+      expiresAt: null,
+      revokedAt: null,
+      lastUsedAt: null,
+      createdAt: new Date()
+    }
+    yield* repo.insert(key, sha256Hex(secret))
+    return { key, hash: sha256Hex(secret) }
+  })
+
+/** Another replica revokes the key: this instance is not told. */
+const revokeElsewhere = (id: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`UPDATE api_keys SET revoked_at = now() WHERE id = ${id}`).pipe(Effect.orDie)
+
+/** The key repository, whose reads of one hash wait at a gate once they have read (a lookup in flight). */
+const gatedKeys = (gated: { hash: string; read: Deferred.Deferred<void>; open: Deferred.Deferred<void> }) =>
+  Layer.effect(
+    ApiKeysRepo,
+    Effect.map(ApiKeysRepo, (repo) =>
+      ApiKeysRepo.make({
+        ...repo,
+        useByHash: (hash) =>
+          hash !== gated.hash
+            ? repo.useByHash(hash)
+            : repo.useByHash(hash).pipe(Effect.zipLeft(Deferred.succeed(gated.read, undefined)), Effect.zipLeft(Deferred.await(gated.open)))
+      })
+    )
+  ).pipe(Layer.provide(ApiKeysRepo.Default))
+
+const database = Database.layer({ kind: "pglite", dataDir: undefined })
+const support = Layer.mergeAll(RateLimitStore.layer(Option.none()), Layer.succeed(QuotaLimits, DEFAULT_QUOTAS))
+
+describe("the API key cache", () => {
+  layer(Layer.mergeAll(ApiKeys.Default, ApiKeysRepo.Default).pipe(Layer.provideMerge(Layer.merge(database, support))), {
+    timeout: "60 seconds"
+  })((it) => {
+    it.effect("trusts a verified key for 5 seconds: a revocation on another replica shows after that, not before", () =>
+      Effect.gen(function* () {
+        const keys = yield* ApiKeys
+        const { hash, key } = yield* insertKey(["lab:alpha:r"])
+        expect(Option.map(yield* keys.authenticate(hash), (p) => p.id)).toEqual(Option.some(key.id))
+        yield* revokeElsewhere(key.id)
+        yield* TestClock.adjust("4999 millis")
+        expect(Option.isSome(yield* keys.authenticate(hash))).toBe(true)
+        yield* TestClock.adjust("2 millis")
+        expect(Option.isNone(yield* keys.authenticate(hash))).toBe(true)
+      }))
+
+    it.effect("an unknown secret is remembered as unknown for 5 seconds as well", () =>
+      Effect.gen(function* () {
+        const keys = yield* ApiKeys
+        const repo = yield* ApiKeysRepo
+        const secret = unique("lsk_later")
+        expect(Option.isNone(yield* keys.authenticate(sha256Hex(secret)))).toBe(true)
+        const { key } = yield* insertKey(["lab:alpha:r"])
+        // the same key row, now under the secret asked for a moment ago
+        yield* repo.insert({ ...key, id: unique("key") }, sha256Hex(secret))
+        expect(Option.isNone(yield* keys.authenticate(sha256Hex(secret)))).toBe(true)
+        yield* TestClock.adjust("5001 millis")
+        expect(Option.isSome(yield* keys.authenticate(sha256Hex(secret)))).toBe(true)
+      }))
+
+    it.effect("a revocation on this replica stops a cached key at once", () =>
+      Effect.gen(function* () {
+        const keys = yield* ApiKeys
+        const { hash, key } = yield* insertKey(["lab:alpha:r"])
+        expect(Option.isSome(yield* keys.authenticate(hash))).toBe(true)
+        yield* keys.revoke(admin, key.id)
+        expect(Option.isNone(yield* keys.authenticate(hash))).toBe(true)
+      }))
+  })
+
+  it.effect("a lookup in flight across a revocation does not put the revoked key back in the cache", () =>
+    Effect.gen(function* () {
+      const read = yield* Deferred.make<void>()
+      const open = yield* Deferred.make<void>()
+      const hash = sha256Hex(unique("lsk_gated"))
+      const gated = { hash, read, open }
+      const test = Effect.gen(function* () {
+        const keys = yield* ApiKeys
+        const repo = yield* ApiKeysRepo
+        const { key } = yield* insertKey(["lab:alpha:r"])
+        const gatedId = unique("key")
+        yield* repo.insert({ ...key, id: gatedId }, hash)
+        // the lookup reads the live key, then waits; meanwhile the key is revoked here
+        const inFlight = yield* Effect.fork(keys.authenticate(hash))
+        yield* Deferred.await(read)
+        yield* keys.revoke(admin, gatedId)
+        yield* Deferred.succeed(open, undefined)
+        // the request that began before the revocation is answered with what it read, as before
+        expect(Option.isSome(yield* Fiber.join(inFlight))).toBe(true)
+        // but no later one
+        expect(Option.isNone(yield* keys.authenticate(hash))).toBe(true)
+      })
+      yield* test.pipe(
+        Effect.provide(
+          ApiKeys.DefaultWithoutDependencies.pipe(
+            Layer.provideMerge(Layer.mergeAll(gatedKeys(gated), LabsRepo.Default, Quotas.Default)),
+            Layer.provideMerge(Layer.merge(database, support))
+          )
+        )
+      )
+    }), 60_000)
+})
+
+describe("the lab cache", () => {
+  layer(Layer.mergeAll(Labs.Default, LabsRepo.Default).pipe(Layer.provideMerge(Layer.merge(database, support))), {
+    timeout: "60 seconds"
+  })((it) => {
+    it.effect("keeps a lab for a minute: a plan changed on another replica shows after that, not before", () =>
+      Effect.gen(function* () {
+        const labs = yield* Labs
+        const sql = yield* SqlClient.SqlClient
+        const lab = yield* labs.create({ slug: unique("lab"), name: "cached", plan: "free" })
+        const principal: Principal = { ...admin, id: "k", kind: "api_key", scopes: [`lab:${lab.slug}:r`] }
+        expect(yield* labs.planOf(principal)).toBe("free")
+        yield* sql`UPDATE labs SET plan = 'team' WHERE id = ${lab.id}`.pipe(Effect.orDie)
+        yield* TestClock.adjust("60 seconds")
+        expect(yield* labs.planOf(principal)).toBe("free")
+        expect(Option.map(yield* labs.find(lab.id), (l) => l.plan)).toEqual(Option.some("free"))
+        yield* TestClock.adjust("1 millis")
+        expect(yield* labs.planOf(principal)).toBe("team")
+        expect(Option.map(yield* labs.find(lab.id), (l) => l.plan)).toEqual(Option.some("team"))
+      }))
+
+    it.effect("does not remember a missing lab: one created on another replica is found at once", () =>
+      Effect.gen(function* () {
+        const labs = yield* Labs
+        const repo = yield* LabsRepo
+        const slug = unique("lab")
+        expect(Option.isNone(yield* labs.find(slug))).toBe(true)
+        yield* repo.insert({ slug, name: "elsewhere", plan: "pro" })
+        expect(Option.map(yield* labs.find(slug), (l) => l.plan)).toEqual(Option.some("pro"))
+      }))
+  })
+})
