@@ -1,3 +1,4 @@
+import { SqlClient } from "@effect/sql"
 import { Cache, Duration, Effect, Exit, FiberRef, Option } from "effect"
 import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
 import { Conflict, Forbidden, NotFound, RateLimited } from "../http/Errors.js"
@@ -30,12 +31,20 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
 
     const remember = (lab: Lab) => Effect.zipRight(cache.set(lab.id, Option.some(lab)), cache.set(lab.slug, Option.some(lab)))
 
-    const find = (ref: string): Effect.Effect<Option.Option<Lab>> =>
+    const cached = (ref: string): Effect.Effect<Option.Option<Lab>> =>
       Effect.flatMap(cache.get(ref), (lab): Effect.Effect<Option.Option<Lab>> => {
         if (Option.isSome(lab)) return Effect.succeed(lab)
         // a zero time-to-live still answers within the same millisecond: forget the miss now
         return Effect.as(cache.invalidate(ref), lab)
       })
+
+    // A Cache runs its lookup with the context it was made with, outside the caller's transaction: asked inside one
+    // (a quota check while a write holds it), the lookup waited for that transaction on PGlite's single session and
+    // never came back. Inside a transaction the lab is read in it; everywhere else from the cache.
+    const find = (ref: string): Effect.Effect<Option.Option<Lab>> =>
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
+        Option.isSome(transaction) ? repo.findByRef(ref) : cached(ref)
+      )
 
     /**
      * The lab a request names, if the principal may read (or write) it. A

@@ -159,6 +159,22 @@ describe("the lab cache", () => {
         expect(Option.map(yield* labs.find(lab.id), (l) => l.plan)).toEqual(Option.some("team"))
       }))
 
+    it.effect("a lab first asked for inside a transaction is read in it (on PGlite's one session the cache's own lookup waited for that transaction)", () =>
+      Effect.gen(function* () {
+        const labs = yield* Labs
+        const sql = yield* SqlClient.SqlClient
+        const slug = unique("lab")
+        yield* sql`INSERT INTO labs (id, slug, name, plan, created_at, updated_at) VALUES (${unique("lab")}, ${slug}, 'tx', 'pro', now(), now())`.pipe(
+          Effect.orDie
+        )
+        const plan = yield* labs.find(slug).pipe(
+          Effect.map(Option.map((l) => l.plan)),
+          sql.withTransaction,
+          Effect.orDie
+        )
+        expect(plan).toEqual(Option.some("pro"))
+      }))
+
     it.effect("does not remember a missing lab: one created on another replica is found at once", () =>
       Effect.gen(function* () {
         const labs = yield* Labs
