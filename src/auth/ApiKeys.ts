@@ -36,7 +36,8 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
     // by `${generation}:${secret hash}`: the principal of a live key (None for no such key)
     const cache = yield* Cache.makeWith({
       capacity: CACHE_CAPACITY,
-      lookup: (key: string) => Effect.map(repo.useByHash(key.slice(key.indexOf(":") + 1)), Option.map(toPrincipal)),
+      // uninterruptible: the first caller runs it for all who wait on it, and may go away (a client hanging up)
+      lookup: (key: string) => Effect.uninterruptible(Effect.map(repo.useByHash(key.slice(key.indexOf(":") + 1)), Option.map(toPrincipal))),
       // a failed lookup (the database down) is not remembered
       timeToLive: (exit) => (Exit.isSuccess(exit) ? CACHE_TTL : Duration.zero)
     })

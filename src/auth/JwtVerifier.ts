@@ -89,7 +89,8 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<
         // a refused token is not remembered: it is checked again, as the keys it names may have arrived since
         const cache = yield* Cache.makeWith({
           capacity: CACHE_CAPACITY,
-          lookup: check,
+          // uninterruptible: the first caller runs it for all who wait on it, and may go away
+          lookup: (token: string) => Effect.uninterruptible(check(token)),
           timeToLive: (exit) => (Exit.isSuccess(exit) ? exit.value.timeToLive : Duration.zero)
         })
         const verify = (token: string) => Effect.map(cache.get(token), ({ principal }) => principal)

@@ -1,4 +1,5 @@
 import { SqlClient } from "@effect/sql"
+import { countedNotRefused } from "../quotas/RecordsQuota.js"
 import { Duration, Effect, Option, Queue, Schedule, Schema } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
@@ -106,6 +107,8 @@ export class Scheduler extends Effect.Service<Scheduler>()("ExperimentScheduler"
             const seconds = Math.max(0, now.getTime() - experiment.startedAt.getTime()) / 1000
             const amount = roundMoney((seconds / 3600) * pod.value.costPerHour)
             compute = Option.some({ amount, currency: pod.value.currency })
+            // the run's cost is the service's bookkeeping: a lab at its records quota still ends its experiment
+            yield* countedNotRefused(sql)
             yield* costs.insert({
               id: newId("cost"),
               labId: experiment.labId,

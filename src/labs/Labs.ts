@@ -25,7 +25,8 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
     // by id and by slug; only labs found are remembered (a lab created on another replica is seen at once)
     const cache = yield* Cache.makeWith({
       capacity: CACHE_CAPACITY,
-      lookup: (ref: string) => repo.findByRef(ref),
+      // run in the first caller's fiber: uninterruptible, so a caller that goes away does not fail the others waiting
+      lookup: (ref: string) => Effect.uninterruptible(repo.findByRef(ref)),
       timeToLive: (exit) => (Exit.isSuccess(exit) && Option.isSome(exit.value) ? CACHE_TTL : Duration.zero)
     })
 

@@ -1,4 +1,6 @@
+import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
 
 /**
  * The records quota: rows a lab holds across its resources (the tables listed in migration 10), counted in `lab_usage.records` by statement triggers
@@ -16,3 +18,11 @@ export const recordsQuotaMessage = (error: unknown): string | undefined => {
   if (!("code" in cause) || cause.code !== RECORDS_QUOTA_SQLSTATE) return undefined
   return "message" in cause && typeof cause.message === "string" ? cause.message : "quota exceeded: records"
 }
+
+/**
+ * For the rest of the caller's transaction, rows it creates are counted but never refused: what the service writes
+ * by itself (a sync's pull, the compute cost of an experiment ending on a pod) must not fail because a lab is full.
+ * The setting is the one migration 10's trigger reads (named after the first job that needed it).
+ */
+export const countedNotRefused = (sql: SqlClient.SqlClient) =>
+  Effect.orDie(Effect.asVoid(sql`SELECT set_config('lab_service.pull', 'on', true)`))

@@ -9,6 +9,7 @@ import { GitFigures, isFigurePath } from "../figures/GitFigures.js"
 import { Git, GitError, type GitRemote, type Head } from "./Git.js"
 import { type RepoLink, repoNameOf, type SyncResult, tokenIsBound } from "./RepoLink.js"
 import { addReconciled, planChanges, removalsOf } from "./PullPlan.js"
+import { countedNotRefused } from "../quotas/RecordsQuota.js"
 import { decodeText, MAX_FILE_BYTES } from "./Rules.js"
 import { CHUNK_WRITES, changeOf, chunkOf, lastWrites } from "./OutboxCommits.js"
 import { type OutboxEntry, SyncRepo } from "./SyncRepo.js"
@@ -133,8 +134,8 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
         // the first batch is read before the transaction opens: the database is not held while git is first read
         const first = yield* readBatch(0)
         return yield* Effect.gen(function* () {
-          // counted in the records quota, never refused by it (migration 10), as stored bytes
-          yield* sql`SELECT set_config('lab_service.pull', 'on', true)`
+          // counted in the records quota, never refused by it, as stored bytes
+          yield* countedNotRefused(sql)
           // a batch at a time, so memory stays bounded on big trees; the database stores one batch while the
           // next is read from git (one write in flight, on the transaction's connection)
           let added = 0
@@ -246,7 +247,9 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
           const link = yield* linkOf(labId)
           const remote = yield* remoteOf(link)
           const head = yield* git.fetch(labId, remote)
-          const lost = entries[0]?.pushCommit ?? null
+          // any marked entry, not only the oldest: on PostgreSQL a write with a lower id can commit after a push took
+          // later ones (ids are handed out before commit)
+          const lost = entries.find((e) => e.pushCommit !== null)?.pushCommit ?? null
           if (lost !== null) {
             const carried = entries.filter((e) => e.pushCommit === lost)
             if (yield* didLand(labId, remote, link, head, lost)) {

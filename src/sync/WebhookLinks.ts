@@ -66,7 +66,8 @@ export class WebhookLinks extends Effect.Service<WebhookLinks>()("WebhookLinks",
       })
     }
 
-    const cache = yield* Cache.make({ capacity: CAPACITY, timeToLive: Duration.infinity, lookup })
+    // uninterruptible lookups: the first caller runs one for all who wait on it, and may go away
+    const cache = yield* Cache.make({ capacity: CAPACITY, timeToLive: Duration.infinity, lookup: (key: RepositoryKey) => Effect.uninterruptible(lookup(key)) })
     const refreshing = MutableHashSet.empty<RepositoryKey>()
 
     /** Refresh an old entry in the background, once at a time per key. */

@@ -5,6 +5,7 @@
  * per minute (429 rate_limited with Retry-After). The server runs with small
  * team-plan quotas so each can be reached quickly.
  */
+import type { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -16,6 +17,7 @@ import { File } from "../../src/files/File.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { Pod } from "../../src/pods/Pod.js"
 import { DEFAULT_QUOTAS } from "../../src/quotas/PlanQuotas.js"
+import { countedNotRefused } from "../../src/quotas/RecordsQuota.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { type Fixture, startFixture, waitFor } from "../support/LabFixture.js"
 import { data, expectError, json, page } from "../support/http.js"
@@ -309,6 +311,22 @@ describe("records", () => {
     expect(await counted(lab.id)).toBe("39")
     expect((await task(lab.id, key, "fits again")).status).toBe(201)
     expect(await counted(lab.id)).toBe("40")
+  })
+
+  it("rows the service writes by itself (countedNotRefused: a pull, an ended run's compute cost) are counted, never refused", async () => {
+    const { lab, key } = await newLab()
+    for (let i = 0; i < 40; i++) expect((await task(lab.id, key, `task ${i}`)).status).toBe(201)
+    const insertTask = (sql: SqlClient.SqlClient, id: string) =>
+      sql`INSERT INTO tasks (id, lab_id, title, status, created_at, updated_at) VALUES (${id}, ${lab.id}, 'system', 'todo', now(), now())`
+    // a plain write at the limit is refused by the database
+    const refused = await fx.server.sql((sql) => Effect.either(insertTask(sql, `task_${lab.slug}_a`).pipe(sql.withTransaction)))
+    expect(refused._tag).toBe("Left")
+    // the service's own bookkeeping in a transaction that says so passes, and counts
+    await fx.server.sql((sql) => Effect.zipRight(countedNotRefused(sql), insertTask(sql, `task_${lab.slug}_b`)).pipe(sql.withTransaction))
+    expect(await counted(lab.id)).toBe("41")
+    // the setting ends with its transaction
+    const after = await fx.server.sql((sql) => Effect.either(insertTask(sql, `task_${lab.slug}_c`).pipe(sql.withTransaction)))
+    expect(after._tag).toBe("Left")
   })
 
   it("counts a sync's pulled files but never refuses a pull", { timeout: 60_000 }, async () => {
