@@ -2,12 +2,13 @@ import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 
-/**
- * The records quota: rows a lab holds across its resources (the tables listed in migration 10), counted in `lab_usage.records` by statement triggers
- * in the writing transaction (migration 10), which refuse a statement that takes a lab over its plan's
- * `plan_limits.records` (written at start from QUOTA_RECORDS) with SQLSTATE RECORDS_QUOTA_SQLSTATE. Enforced in the
- * database, so every way of creating a row (every route, a sync's pull, a batch) meets it, with no check to forget.
+/*
+ * The records quota: rows a lab holds across its resources (the tables listed in migration 10), counted in
+ * `lab_usage.records` by statement triggers in the writing transaction, which refuse a statement that takes a lab
+ * over its plan's `plan_limits.records` (written at start from QUOTA_RECORDS) with SQLSTATE RECORDS_QUOTA_SQLSTATE.
+ * Enforced in the database, so every way of creating a row (every route, a batch, a background job) meets it.
  */
+
 /** A code of the class PostgreSQL leaves to applications. */
 export const RECORDS_QUOTA_SQLSTATE = "LQ403"
 
