@@ -41,6 +41,7 @@ import { Figures } from "./figures/Figures.js"
 import { AgentsHttp } from "./agents/Http.js"
 import { Agents } from "./agents/Agents.js"
 import { MemoryHttp } from "./memory/Http.js"
+import { LabRequests } from "./http/LabRequests.js"
 import { Memories } from "./memory/Memories.js"
 import { KnowledgeHttp } from "./knowledge/Http.js"
 import { KnowledgeBase } from "./knowledge/KnowledgeBase.js"
@@ -108,6 +109,7 @@ const SyncSignalLive = Layer.effect(
 /** The domain services the handlers use, built on the adapters the environment provides. */
 export const Services = Layer.mergeAll(
   Labs.Default,
+  LabRequests.Default,
   ApiKeys.Default,
   Tasks.Default,
   Telemetry.Default,

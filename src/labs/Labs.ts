@@ -8,6 +8,7 @@ import { PLAN_LIMITS, RateLimits } from "../ratelimit/RateLimits.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { CreateLab, Lab } from "./Lab.js"
 import { LabsRepo } from "./LabsRepo.js"
+import { type CheckedLab, checked } from "./LabId.js"
 import type { Plan } from "../common/Schemas.js"
 
 /** Labs are read on every lab-scoped request; a short cache keeps that off the database. */
@@ -87,9 +88,12 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
      * `authorize` for the principal of the current request, charged to the
      * lab's budget (the operator's requests count against its own limit only).
      */
-    const access = (ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden | RateLimited, CurrentPrincipal> =>
+    const access = (ref: string, access: Access): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited, CurrentPrincipal> =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
-        Effect.tap(authorize(principal, ref, access), (lab) => (isAdmin(principal) ? Effect.void : chargeBudget(lab)))
+        authorize(principal, ref, access).pipe(
+          Effect.tap((lab) => (isAdmin(principal) ? Effect.void : chargeBudget(lab))),
+          Effect.map(checked)
+        )
       )
 
     /** The plan the principal's limits follow: the highest of the labs its scopes name. */

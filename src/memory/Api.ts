@@ -5,9 +5,9 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { CreateMemory, MemoryEntry, MemoryQuery } from "./Memory.js"
+import { CreateMemory, MemoryEntry, MemoryId, MemoryQuery } from "./Memory.js"
 
-const MemoryId = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) })
+const MemoryPath = Schema.Struct({ id: MemoryId })
 
 /** GET and POST /memory are catalog routes; reading and deleting one entry are extensions. */
 export class MemoryApi extends HttpApiGroup.make("memory")
@@ -25,14 +25,14 @@ export class MemoryApi extends HttpApiGroup.make("memory")
   )
   .add(
     HttpApiEndpoint.get("get", "/memory/:id")
-      .setPath(MemoryId)
+      .setPath(MemoryPath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(MemoryEntry))
       .annotate(OpenApi.Summary, "One memory entry (extension)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/memory/:id")
-      .setPath(MemoryId)
+      .setPath(MemoryPath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(MemoryEntry))
       .annotate(OpenApi.Summary, "Forget a memory entry (extension)")

@@ -1,16 +1,19 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { Agents } from "../agents/Agents.js"
+import { orNotFound } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
-import { NotFound } from "../http/Errors.js"
-import type { CreateMemory, MemoryEntry } from "./Memory.js"
+import type { LabId } from "../labs/LabId.js"
+import { type CreateMemory, type MemoryEntry, MemoryId } from "./Memory.js"
 import { type MemoryFilter, MemoryRepo } from "./MemoryRepo.js"
 
 const preview = (content: string) => {
   const line = content.trim().split("\n")[0] ?? ""
   return line.length > 80 ? `${line.slice(0, 79)}…` : line
 }
+
+const RESOURCE = "memory entry"
 
 /** Agents' memory entries: recorded by an agent of the lab (which becomes active at that moment), immutable, deletable. */
 export class Memories extends Effect.Service<Memories>()("Memories", {
@@ -21,15 +24,12 @@ export class Memories extends Effect.Service<Memories>()("Memories", {
     const agents = yield* Agents
     const activity = yield* ActivityRepo
 
-    const notFound = (id: string) => new NotFound({ message: `no memory entry ${id} in this lab` })
+    const get = (labId: LabId, id: MemoryId) => orNotFound(RESOURCE, id)(repo.find(labId, id))
 
-    const get = (labId: string, id: string) =>
-      Effect.flatMap(repo.find(labId, id), Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed }))
-
-    const create = (labId: string, input: Omit<CreateMemory, "labId">, actor: string) =>
+    const create = (labId: LabId, input: Omit<CreateMemory, "labId">, actor: string) =>
       Effect.gen(function* () {
         const agent = yield* agents.requireAgent(labId, input.agentId)
-        const entry: MemoryEntry = { id: newId("mem"), labId, ...input, createdAt: new Date() }
+        const entry: MemoryEntry = { id: MemoryId.make(newId("mem")), labId, ...input, createdAt: new Date() }
         yield* repo.insert(entry)
         yield* agents.touch(labId, agent.id, entry.createdAt)
         yield* activity.record({
@@ -43,12 +43,9 @@ export class Memories extends Effect.Service<Memories>()("Memories", {
         return entry
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-    const remove = (labId: string, id: string, actor: string) =>
+    const remove = (labId: LabId, id: MemoryId, actor: string) =>
       Effect.gen(function* () {
-        const deleted = yield* Effect.flatMap(
-          repo.delete(labId, id),
-          Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed })
-        )
+        const deleted = yield* orNotFound(RESOURCE, id)(repo.remove(labId, id))
         yield* activity.record({
           labId,
           kind: "memory.deleted",
@@ -60,6 +57,6 @@ export class Memories extends Effect.Service<Memories>()("Memories", {
         return deleted
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-    return { list: (labId: string, filter: MemoryFilter) => repo.list(labId, filter), get, create, remove }
+    return { list: (labId: LabId, filter: MemoryFilter) => repo.list(labId, filter), get, create, remove }
   })
 }) {}

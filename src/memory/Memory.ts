@@ -9,8 +9,13 @@ export type MemoryKind = typeof MemoryKind.Type
 
 export const MAX_MEMORY_CHARS = 20_000
 
+export const MemoryId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("MemoryId")).annotations({
+  description: "mem_…"
+})
+export type MemoryId = typeof MemoryId.Type
+
 export const MemoryEntry = Schema.Struct({
-  id: Schema.String.annotations({ description: "mem_…" }),
+  id: MemoryId,
   labId: Schema.String,
   agentId: Schema.String.annotations({ description: "the agent whose memory this is" }),
   kind: MemoryKind,

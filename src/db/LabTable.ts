@@ -1,0 +1,88 @@
+import { SqlClient } from "@effect/sql"
+import type { Fragment } from "@effect/sql/Statement"
+import { Effect, Option, Schema } from "effect"
+import type { Page } from "../http/Envelope.js"
+import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
+import type { LabId } from "../labs/LabId.js"
+
+/**
+ * One table of lab-scoped resources, keyed by (lab_id, id), listed newest first. `Model.makeRepository` of
+ * @effect/sql is the model: it keys a table by one column, while every read here must carry the checked lab, so
+ * the resources share this instead. `row` decodes what `SELECT *` gives (column names already camelCase);
+ * `columns` gives what a row stores (JSON columns as strings).
+ */
+export interface LabTableSpec<A extends Row, I> {
+  readonly table: string
+  readonly row: Schema.Schema<A, I>
+  readonly columns: (value: A) => Record<string, unknown>
+}
+
+interface Row {
+  readonly id: string
+  readonly labId: string
+  readonly createdAt: Date
+}
+
+/** Conditions a list filter adds; an absent filter value adds none. */
+export interface Where {
+  readonly eq: (column: string, value: unknown) => Fragment
+  readonly hasTag: (column: string, tag: string | undefined) => Fragment
+  readonly createdFrom: (date: Date | undefined) => Fragment
+  readonly createdBefore: (date: Date | undefined) => Fragment
+  readonly sql: SqlClient.SqlClient
+}
+
+export const makeLabTable = <A extends Row, I>(spec: LabTableSpec<A, I>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const table = sql(spec.table)
+    const decodeRows = Schema.decodeUnknown(Schema.Array(spec.row))
+    const one = (rows: ReadonlyArray<unknown>) =>
+      Effect.map(decodeRows(rows.slice(0, 1)), (decoded) => Option.fromNullable(decoded[0]))
+    const where: Where = {
+      sql,
+      eq: (column, value) => (value === undefined ? sql`TRUE` : sql`${sql(column)} = ${value}`),
+      hasTag: (column, tag) => (tag === undefined ? sql`TRUE` : sql`${sql(column)} @> ${JSON.stringify([tag])}::jsonb`),
+      createdFrom: (date) => (date === undefined ? sql`TRUE` : sql`created_at >= ${date}`),
+      createdBefore: (date) => (date === undefined ? sql`TRUE` : sql`created_at < ${date}`)
+    }
+
+    const find = (labId: LabId, id: string): Effect.Effect<Option.Option<A>> =>
+      Effect.orDie(Effect.flatMap(sql`SELECT * FROM ${table} WHERE id = ${id} AND lab_id = ${labId}`, one))
+
+    /** As find, locking the row until the transaction ends. */
+    const findForUpdate = (labId: LabId, id: string): Effect.Effect<Option.Option<A>> =>
+      Effect.orDie(Effect.flatMap(sql`SELECT * FROM ${table} WHERE id = ${id} AND lab_id = ${labId} FOR UPDATE`, one))
+
+    /** The row deleted, if there was one. */
+    const remove = (labId: LabId, id: string): Effect.Effect<Option.Option<A>> =>
+      Effect.orDie(Effect.flatMap(sql`DELETE FROM ${table} WHERE id = ${id} AND lab_id = ${labId} RETURNING *`, one))
+
+    /** Fails with the SqlError of a unique violation, for the service to tell the client what is taken. */
+    const insert = (value: A) => Effect.asVoid(sql`INSERT INTO ${table} ${sql.insert(spec.columns(value))}`)
+
+    /** Every column but the key and the creation time. */
+    const update = (value: A) => {
+      const { id, labId, createdAt: _, ...fields } = spec.columns(value)
+      return Effect.asVoid(sql`UPDATE ${table} SET ${sql.update(fields)} WHERE id = ${id} AND lab_id = ${labId}`)
+    }
+
+    /** One page of the lab's rows matching every condition, newest first. */
+    const page = (
+      labId: LabId,
+      conditions: (where: Where) => ReadonlyArray<Fragment>,
+      query: PageQuery
+    ): Effect.Effect<Page<A>> =>
+      Effect.gen(function* () {
+        const rows = yield* sql`
+          SELECT * FROM ${table}
+          WHERE lab_id = ${labId} AND ${sql.and([...conditions(where), keyset(sql, query.cursor)])}
+          ORDER BY created_at DESC, id DESC
+          LIMIT ${query.limit + 1}`
+        return pageOf(yield* decodeRows(rows), query.limit)
+      }).pipe(Effect.orDie)
+
+    return { sql, find, findForUpdate, remove, insert, update, page }
+  })
+
+export type LabTable<A extends Row> = Effect.Effect.Success<ReturnType<typeof makeLabTable<A, unknown>>>

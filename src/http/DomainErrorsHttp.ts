@@ -1,0 +1,25 @@
+import { Effect } from "effect"
+import { type DomainError, isDomainError } from "../common/DomainErrors.js"
+import { Conflict, NotFound, ValidationError } from "./Errors.js"
+
+/** The envelope error a domain failure is sent as. */
+export const toApiError = (error: DomainError): NotFound | ValidationError | Conflict => {
+  switch (error._tag) {
+    case "NotFoundInLab":
+      return new NotFound({ message: error.message })
+    case "InvalidField":
+      return new ValidationError({ message: error.message })
+    case "StateConflict":
+      return new Conflict({ message: error.message })
+  }
+}
+
+/** At the HTTP edge: domain failures become envelope errors, the others pass as they are. */
+export const domainErrorsAsHttp = <A, E, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, Exclude<E, DomainError> | NotFound | ValidationError | Conflict, R> =>
+  Effect.catchIf(
+    effect,
+    (e): e is Extract<E, DomainError> => isDomainError(e),
+    (e) => Effect.fail(toApiError(e))
+  ) as Effect.Effect<A, Exclude<E, DomainError> | NotFound | ValidationError | Conflict, R>

@@ -1,0 +1,44 @@
+import { Effect } from "effect"
+import { type Access, CurrentPrincipal, type Principal } from "../auth/Principal.js"
+import type { DomainError } from "../common/DomainErrors.js"
+import type { CheckedLab, LabId } from "../labs/LabId.js"
+import { Labs } from "../labs/Labs.js"
+import type { Conflict, Forbidden, NotFound, RateLimited, ValidationError } from "./Errors.js"
+import { domainErrorsAsHttp } from "./DomainErrorsHttp.js"
+
+/** What a lab-scoped handler works with once the request's credential was checked against the lab it names. */
+export interface LabScope {
+  readonly labId: LabId
+  readonly lab: CheckedLab
+  readonly principal: Principal
+  /** who the activity log names: the principal's id */
+  readonly actor: string
+}
+
+type Run = <A, E, R>(
+  labRef: string,
+  body: (scope: LabScope) => Effect.Effect<A, E, R>
+) => Effect.Effect<
+  A,
+  Exclude<E, DomainError> | NotFound | Forbidden | RateLimited | ValidationError | Conflict,
+  R | CurrentPrincipal
+>
+
+/**
+ * The preamble every lab-scoped handler shares: check the credential against the lab (403 / 404 / 429 as
+ * `Labs.access` decides), hand the body the checked lab and the principal, and send domain failures as envelopes.
+ */
+export class LabRequests extends Effect.Service<LabRequests>()("LabRequests", {
+  dependencies: [Labs.Default],
+  effect: Effect.map(Labs, (labs) => {
+    const run =
+      (access: Access): Run =>
+      (labRef, body) =>
+        Effect.gen(function* () {
+          const lab = yield* labs.access(labRef, access)
+          const principal = yield* CurrentPrincipal
+          return yield* body({ labId: lab.id, lab, principal, actor: principal.id })
+        }).pipe(domainErrorsAsHttp)
+    return { read: run("read"), write: run("write") }
+  })
+}) {}
