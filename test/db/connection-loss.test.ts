@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { File } from "../../src/files/File.js"
 import { data } from "../support/http.js"
 import { freshDatabase } from "../support/LabFixture.js"
+import { operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 /**
@@ -42,11 +43,7 @@ describe.skipIf(url === undefined || url === "")("a database connection lost und
     server = await startTestServer({ database: { kind: "postgresql", url: Redacted.make(named) } })
     killer = new pg.Client({ connectionString: url })
     await killer.connect()
-    const created = await server.request("POST", "/api/v1/labs", {
-      token: server.adminKey,
-      json: { slug: "connection-loss", name: "connection loss", plan: "team" }
-    })
-    labId = (await data(created, Schema.Struct({ id: Schema.String }), 201)).id
+    labId = (await operatorOf(server).createLab("connection-loss")).id
   })
   afterAll(async () => {
     await killer?.end()

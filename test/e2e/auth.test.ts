@@ -7,6 +7,7 @@ import { Lab } from "../../src/labs/Lab.js"
 import { Task } from "../../src/tasks/Task.js"
 import { data, expectError, page } from "../support/http.js"
 import { type SignOptions, startIdentityProvider, type TestIdentityProvider } from "../support/Jwks.js"
+import { type KeyRequest, operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 // ---------------------------------------------------------------------------
@@ -22,14 +23,10 @@ const failureOf = async <A, E extends { readonly _tag: string }>(effect: Effect.
   return result.left
 }
 
-const createLab = async (server: TestServer, slug: string, plan: "free" | "pro" | "team" = "team") =>
-  data(await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug, name: `Lab ${slug}`, plan } }), Lab, 201)
+const createLab = (server: TestServer, slug: string, plan: "free" | "pro" | "team" = "team") =>
+  operatorOf(server).createLab(slug, plan)
 
-const createKey = async (
-  server: TestServer,
-  token: string,
-  body: { readonly name: string; readonly scopes: ReadonlyArray<string>; readonly expiresAt?: string }
-) => data(await server.request("POST", "/api/v1/auth/keys", { token, json: body }), CreatedApiKey, 201)
+const createKey = (server: TestServer, token: string, body: KeyRequest) => operatorOf(server, token).createKey(body)
 
 const createTask = async (server: TestServer, token: string, labId: string, title: string) =>
   data(await server.request("POST", "/api/v1/tasks", { token, json: { labId, title } }), Task, 201)

@@ -2,10 +2,10 @@ import { Effect, Either, Schema } from "effect"
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { Task } from "../../src/tasks/Task.js"
 import { data, expectError, json, page } from "../support/http.js"
+import { operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 // ---------------------------------------------------------------------------
@@ -66,11 +66,8 @@ let readerKey: string
 let writerKey: string
 let otherKey: string
 
-const createLab = async (slug: string) =>
-  data(await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug, name: `Lab ${slug}`, plan: "team" } }), Lab, 201)
-
-const createKey = async (scope: string) =>
-  (await data(await server.request("POST", "/api/v1/auth/keys", { token: server.adminKey, json: { name: scope, scopes: [scope] } }), CreatedApiKey, 201)).key
+const createLab = (slug: string) => operatorOf(server).createLab(slug)
+const createKey = async (scope: string) => (await operatorOf(server).createKey(scope)).key
 
 type Body = Record<string, unknown>
 

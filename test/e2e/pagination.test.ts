@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Lab } from "../../src/labs/Lab.js"
 import { Task, type TaskStatus } from "../../src/tasks/Task.js"
 import { data, expectError, page } from "../support/http.js"
+import { operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 let server: TestServer
@@ -14,8 +15,7 @@ afterAll(() => server.close())
 // ---------------------------------------------------------------------------
 // helpers
 
-const createLab = async (slug: string) =>
-  data(await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug, name: slug, plan: "free" } }), Lab, 201)
+const createLab = (slug: string) => operatorOf(server).createLab(slug, "free")
 
 const createTask = async (labId: string, title: string, status: typeof TaskStatus.Type = "todo") =>
   data(

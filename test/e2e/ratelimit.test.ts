@@ -2,12 +2,11 @@ import { Schema } from "effect"
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Me } from "../../src/auth/Api.js"
-import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import type { Plan } from "../../src/common/Schemas.js"
-import { Lab } from "../../src/labs/Lab.js"
 import { Status } from "../../src/status/Api.js"
 import { data, expectError, json } from "../support/http.js"
 import { DAY, MINUTE, roomInWindow, windowEnd } from "../support/RateWindows.js"
+import { operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 let server: TestServer
@@ -33,20 +32,12 @@ const rate = (response: Response) =>
 let labCount = 0
 const createLab = async (plan: Plan) => {
   labCount += 1
-  const slug = `rl-${plan}-${labCount}`
-  return data(await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug, name: slug, plan } }), Lab, 201)
+  return operatorOf(server).createLab(`rl-${plan}-${labCount}`, plan)
 }
 
 /** A fresh API key (its own rate-limit account) with read-write access to these labs. */
 const createKey = async (...slugs: ReadonlyArray<string>) => {
-  const created = await data(
-    await server.request("POST", "/api/v1/auth/keys", {
-      token: server.adminKey,
-      json: { name: "rate limit test", scopes: slugs.map((slug) => `lab:${slug}:rw`) }
-    }),
-    CreatedApiKey,
-    201
-  )
+  const created = await operatorOf(server).createKey({ name: "rate limit test", scopes: slugs.map((slug) => `lab:${slug}:rw`) })
   return created.key
 }
 

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
+import { operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 import { diskGit } from "../support/DiskGit.js"
 
@@ -36,8 +37,7 @@ const until = async <A>(f: () => Promise<A | undefined>, what: string, timeoutMs
 describe("sync smoke", () => {
   it("pulls a pushed tree after a signed GitHub webhook, and auto-pushes a write", async () => {
     const admin = server.adminKey
-    const lab = (await (await server.request("POST", "/api/v1/labs", { token: admin, json: { slug: "sync-a", name: "A", plan: "pro" } })).json()) as { data: { id: string } }
-    const labId = lab.data.id
+    const labId = (await operatorOf(server).createLab("sync-a", "pro")).id
     const url = await git.createRepo("sync-a")
     const wc = await workingCopy(url)
     await mkdir(join(wc.dir, "notes"), { recursive: true })

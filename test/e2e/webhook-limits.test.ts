@@ -10,11 +10,10 @@ import { createHmac, randomUUID } from "node:crypto"
 import { spawn } from "node:child_process"
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Lab } from "../../src/labs/Lab.js"
 import { WebhookSecretResult } from "../../src/sync/RepoLink.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../../src/sync/Webhooks.js"
-import { data } from "../support/http.js"
 import { roomInWindow } from "../support/RateWindows.js"
+import { operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 const MiB = 1024 * 1024
@@ -25,11 +24,7 @@ let secret: string
 
 beforeAll(async () => {
   server = await startTestServer({ webhookFailuresPerMinute: DEFAULT_WEBHOOK_FAILURES_PER_MINUTE })
-  const lab = await data(
-    await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug: "hooks", name: "hooks", plan: "team" } }),
-    Lab,
-    201
-  )
+  const lab = await operatorOf(server).createLab("hooks")
   // the row PATCH /api/v1/sync writes; these tests are about the receiver, not the link (nor a pull)
   await server.sql((sql) =>
     sql`INSERT INTO lab_repos (lab_id, repo, repo_key, default_branch, auto_push, created_at, updated_at)
@@ -197,11 +192,7 @@ describe("failed deliveries", () => {
 
   it("for a repository (a wrong signature, say): counted per address and repository, so a git host's shared address keeps serving other labs", async () => {
     await roomInWindow(20_000)
-    const other = await data(
-      await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug: "hooks-other", name: "other", plan: "team" } }),
-      Lab,
-      201
-    )
+    const other = await operatorOf(server).createLab("hooks-other")
     const otherRepo = "https://git.example.org/acme/other.git"
     await server.sql((sql) =>
       sql`INSERT INTO lab_repos (lab_id, repo, repo_key, default_branch, auto_push, created_at, updated_at)

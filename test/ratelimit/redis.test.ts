@@ -4,11 +4,11 @@ import { randomBytes } from "node:crypto"
 import { createConnection } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Me } from "../../src/auth/Api.js"
-import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import type { Plan } from "../../src/common/Schemas.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { data, expectError } from "../support/http.js"
 import { DAY, MINUTE, roomInWindow } from "../support/RateWindows.js"
+import { operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 const REDIS_HOST = "127.0.0.1"
@@ -86,16 +86,8 @@ describe("rate limits in Redis", () => {
   /** A lab on this plan and a key on it, known to both servers. */
   const sharedKey = async (plan: Plan = "free") => {
     const slug = `rl-redis-${randomBytes(6).toString("hex")}`
-    const lab = await data(
-      await a.request("POST", "/api/v1/labs", { token: a.adminKey, json: { slug, name: slug, plan } }),
-      Lab,
-      201
-    )
-    const key = await data(
-      await a.request("POST", "/api/v1/auth/keys", { token: a.adminKey, json: { name: "shared", scopes: [`lab:${slug}:rw`] } }),
-      CreatedApiKey,
-      201
-    )
+    const lab = await operatorOf(a).createLab(slug, plan)
+    const key = await operatorOf(a).createKey({ name: "shared", scopes: [`lab:${slug}:rw`] })
     created.push(key.id)
     await copyRow(a, b, "labs", lab.id)
     await copyRow(a, b, "api_keys", key.id)
@@ -130,11 +122,7 @@ describe("rate limits in Redis", () => {
   it.skipIf(!redisUp)(`counts a lab's requests from two keys on two servers against the lab's one budget${skipReason}`, async () => {
     const first = await sharedKey()
     const lab = first.scopes[0]?.split(":")[1] ?? ""
-    const second = await data(
-      await a.request("POST", "/api/v1/auth/keys", { token: a.adminKey, json: { name: "second", scopes: [`lab:${lab}:rw`] } }),
-      CreatedApiKey,
-      201
-    )
+    const second = await operatorOf(a).createKey({ name: "second", scopes: [`lab:${lab}:rw`] })
     created.push(second.id)
     await copyRow(a, b, "api_keys", second.id)
     const labId = (await data(await a.request("GET", "/api/v1/labs?limit=100", { token: a.adminKey }), Schema.Array(Lab))).find(

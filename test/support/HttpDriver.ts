@@ -5,16 +5,15 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as GitDisk from "../../layers/git/GitDisk.js"
-import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import { Git } from "../../src/sync/Git.js"
 import { deliver, put, pushDelivery, until, userOf } from "../e2e/sync-support.js"
 import { LOOPBACK } from "./DiskGit.js"
 import { startGitServer, workingCopy } from "./GitServer.js"
-import { data } from "./http.js"
 import { freshDatabase } from "./LabFixture.js"
 import { gitControls } from "./ModelGit.js"
 import { type Driver, type Observed, SyncModel } from "./SyncModel.js"
 import { INITIAL_REMOTE, LOCAL_ONLY } from "./SyncSteps.js"
+import { operatorOf } from "./LabFixture.js"
 import { startTestServer, type TestServer } from "./TestServer.js"
 
 /**
@@ -78,11 +77,7 @@ export const httpSync = async () => {
 
     /** A key of its own for each write: the commit names it. */
     const writer = async () =>
-      data(
-        await server.request("POST", "/api/v1/auth/keys", { token: adminKey, json: { name: "model", scopes: [`lab:${slug}:rw`] } }),
-        CreatedApiKey,
-        201
-      )
+      operatorOf(server, adminKey).createKey({ name: "model", scopes: [`lab:${slug}:rw`] })
     const forced = async (subPath: string | null) => {
       const response = await admin().call("POST", "/api/v1/sync", subPath === null ? { labId } : { labId, subPath })
       await response.body?.cancel()

@@ -48,6 +48,30 @@ export interface Fixture {
   readonly close: () => Promise<void>
 }
 
+export interface KeyRequest {
+  readonly name: string
+  readonly scopes: ReadonlyArray<string>
+  readonly expiresAt?: string
+}
+
+/**
+ * The calls that set a test's stage, as the operator (or whoever holds `token`) makes them: a lab (team plan unless
+ * said) and a key (one scope, or a full request). Every end-to-end test creates its labs and keys through these.
+ */
+export const operatorOf = (server: Pick<TestServer, "request" | "adminKey">, token = server.adminKey) => ({
+  createLab: async (slug: string, plan: "free" | "pro" | "team" = "team") =>
+    data(await server.request("POST", "/api/v1/labs", { token, json: { slug, name: `Lab ${slug}`, plan } }), Lab, 201),
+  createKey: async (request: string | KeyRequest) =>
+    data(
+      await server.request("POST", "/api/v1/auth/keys", {
+        token,
+        json: typeof request === "string" ? { name: request, scopes: [request] } : request
+      }),
+      CreatedApiKey,
+      201
+    )
+})
+
 /** Settings for a fresh PostgreSQL schema at `url` (dropped by `drop`); none (in-memory PGlite) without a url. */
 export const freshDatabase = async (
   url: string | undefined
@@ -77,10 +101,7 @@ export const startFixture = async (
   const db = await freshDatabase(overrides.database === undefined ? databaseUrl : undefined)
   const server = await startTestServer({ ...db.settings, ...overrides })
   const admin = server.adminKey
-  const createLab = async (slug: string) =>
-    data(await server.request("POST", "/api/v1/labs", { token: admin, json: { slug, name: `Lab ${slug}`, plan: "team" } }), Lab, 201)
-  const createKey = async (scope: string) =>
-    data(await server.request("POST", "/api/v1/auth/keys", { token: admin, json: { name: scope, scopes: [scope] } }), CreatedApiKey, 201)
+  const { createLab, createKey } = operatorOf(server)
   const lab = await createLab(`${prefix}-lab`)
   const other = await createLab(`${prefix}-other`)
   const writer = await createKey(`lab:${lab.slug}:rw`)
