@@ -40,6 +40,7 @@ import {
   startNodeFlags,
   withSearchPath
 } from "./bench/Util.js"
+import { percentile, table } from "./bench/Report.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const NODE_FLAGS = startNodeFlags(ROOT)
@@ -273,11 +274,6 @@ const treeCpuMs = (pid: number): number => {
   }
 }
 
-const percentile = (sorted: Float64Array, p: number): number => {
-  if (sorted.length === 0) return Number.NaN
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))
-  return sorted[index] ?? Number.NaN
-}
 
 /**
  * One autocannon run. Latencies come from its per-response event (float ms)
@@ -450,13 +446,6 @@ const fmtRow = (m: Measurement) =>
   `${fmt(m.reqPerSec, 0)} req/s, p50 ${fmt(m.p50, 2)} ms, p99 ${fmt(m.p99, 2)} ms, server CPU ${fmt(m.cpuMsPerRequest, 2)} ms/req` +
   ` at ${fmt(m.cpuPercent, 0)}% of a core (${m.requests} requests${m.failures > 0 ? `, ${m.failures} FAILED` : ""}; load ${fmt(m.load, 1)})`
 
-const table = (header: ReadonlyArray<string>, body: ReadonlyArray<ReadonlyArray<string>>, rightAlignFrom: number) => {
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    `| ${cells.map((c, i) => (i >= rightAlignFrom ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(" | ")} |`
-  const rule = `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i >= rightAlignFrom ? ":" : "-"}`).join("|")}|`
-  return [line(header), rule, ...body.map(line)].join("\n")
-}
 
 const report = (rows: ReadonlyArray<Row>) => {
   console.log("\nResults (GET /api/v1/tasks?labId=<lab>&limit=20, admin key, first page of 200 tasks)\n")

@@ -19,6 +19,7 @@ import { availableParallelism, loadavg } from "node:os"
 import pg from "pg"
 import * as App from "../layers/App.js"
 import * as LocalProcessProvider from "../layers/pods/LocalProcessProvider.js"
+import { percentile, prng } from "./bench/Report.js"
 
 const DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/test"
 const envInt = (name: string, fallback: number) => {
@@ -37,17 +38,6 @@ const SEED_CONCURRENCY = 4
 // ---------------------------------------------------------------------------
 // deterministic, realistic-looking text
 
-/** mulberry32: a small seeded PRNG, so every run searches the same lab. */
-const prng = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const TOPIC_WORDS = (
   "transformer attention encoder decoder embedding tokenizer vocabulary gradient optimizer adam sgd momentum " +
@@ -240,7 +230,6 @@ const seed = async (service: Service) => {
   return labId
 }
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN
 
 interface Figures {
   readonly db: string

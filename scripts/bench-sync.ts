@@ -38,6 +38,7 @@ import { promisify } from "node:util"
 import { type GitServer, startGitServer } from "../test/support/GitServer.js"
 import { memoryOf, resetHwm, type Service, serviceRunner } from "./bench/Service.js"
 import { describe, logTail, makeHousekeeping, redactUrl, sleep } from "./bench/Util.js"
+import { fmt, median, prng, table } from "./bench/Report.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const run = promisify(execFile)
@@ -118,12 +119,6 @@ const gitEnv = (): NodeJS.ProcessEnv => ({
 const git = async (cwd: string, ...args: ReadonlyArray<string>): Promise<string> =>
   (await run("git", [...args], { cwd, env: gitEnv(), maxBuffer: 256 * 1024 * 1024 })).stdout.trim()
 
-const median = (xs: ReadonlyArray<number>): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  if (s.length === 0) return Number.NaN
-  const mid = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? (s[mid] ?? Number.NaN) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2
-}
 
 // ---------------------------------------------------------------------------
 // generated content: deterministic text, 1-2 KB per file
@@ -136,17 +131,6 @@ const WORDS = (
   "function return const value index array string number object buffer stream parse encode decode"
 ).split(" ")
 
-/** mulberry32: a small deterministic PRNG. */
-const prng = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const EXTENSIONS = ["md", "ts", "py", "txt", "json"]
 
@@ -531,15 +515,7 @@ const benchSize = async (
 // ---------------------------------------------------------------------------
 // report
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a")
 
-const table = (header: ReadonlyArray<string>, body: ReadonlyArray<ReadonlyArray<string>>, rightAlignFrom: number) => {
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    `| ${cells.map((c, i) => (i >= rightAlignFrom ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join(" | ")} |`
-  const rule = `|${widths.map((w, i) => `${"-".repeat(w + 1)}${i >= rightAlignFrom ? ":" : "-"}`).join("|")}|`
-  return [line(header), rule, ...body.map(line)].join("\n")
-}
 
 /** The initial sync's figures: medians over the pairs, the ratio being the median of the pairs' ratios. */
 const initialOf = (r: SizeResult) => {

@@ -27,6 +27,7 @@ import { fileURLToPath } from "node:url"
 import { type GitServer, startGitServer } from "../test/support/GitServer.js"
 import { serviceRunner } from "./bench/Service.js"
 import { makeHousekeeping, sleep } from "./bench/Util.js"
+import { percentile } from "./bench/Report.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 /** Another checkout to measure beside this one in the same run (the code before a change), when set. */
@@ -115,7 +116,6 @@ const call = async <A, I>(service: Service, schema: Schema.Schema<A, I>, method:
 // ---------------------------------------------------------------------------
 // one storm
 
-const percentile = (sorted: ReadonlyArray<number>, p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN
 
 interface StormResult {
   readonly acks: ReadonlyArray<number>
