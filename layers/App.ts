@@ -20,6 +20,7 @@ import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
 import type { Plan } from "../src/common/Schemas.js"
 import { DEFAULT_QUOTAS, type PlanQuotas, QuotaLimits } from "../src/quotas/PlanQuotas.js"
 import { warmUpFileWrites } from "../src/files/WarmUp.js"
+import * as JoseJwks from "./auth/JoseJwks.js"
 import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
@@ -73,7 +74,7 @@ export const environment = (settings: AppSettings) => {
       : migrated
   const jwt = Option.match(settings.jwt, {
     onNone: () => JwtVerifier.disabled,
-    onSome: (jwt) => JwtVerifier.layer(jwt).pipe(Layer.provide(UsersRepo.Default))
+    onSome: (jwt) => JwtVerifier.layer(jwt).pipe(Layer.provide([UsersRepo.Default, JoseJwks.layer(jwt.jwksUrl)]))
   })
   return Layer.mergeAll(
     jwt,

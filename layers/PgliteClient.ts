@@ -21,16 +21,12 @@ type TransformRows = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArra
  */
 export const make = (dataDir: string | undefined) =>
   Effect.gen(function* () {
-    const db = yield* Effect.acquireRelease(
-      Effect.tryPromise({
-        try: () => PgliteWorker.start(dataDir),
-        catch: (cause) => new SqlError({ cause, message: `PGlite: failed to open ${dataDir ?? "in-memory database"}` })
-      }),
-      (db) => Effect.promise(() => db.close()).pipe(Effect.timeoutOption(5000))
+    const db = yield* PgliteWorker.start(dataDir).pipe(
+      Effect.mapError((cause) => new SqlError({ cause, message: `PGlite: failed to open ${dataDir ?? "in-memory database"}` }))
     )
     const lock = makeLock()
     const run = (operation: PgliteWorker.Operation) =>
-      Effect.tryPromise({ try: () => db.send(operation), catch: (cause) => new SqlError({ cause, message: "Failed to execute statement" }) })
+      Effect.mapError(db.send(operation), (cause) => new SqlError({ cause, message: "Failed to execute statement" }))
     const rows = (operation: PgliteWorker.Operation): Effect.Effect<Rows, SqlError> =>
       Effect.flatMap(run(operation), (result) =>
         PgliteWorker.isRows(result) ? Effect.succeed(result) : Effect.fail(new SqlError({ message: "PGlite answered without rows" }))

@@ -1,17 +1,18 @@
-import { Schema } from "effect"
+import { Deferred, Effect, Either, Exit, FiberId, Schema, type Scope } from "effect"
 import { existsSync } from "node:fs"
 import { chmod, readdir, stat } from "node:fs/promises"
 import { join } from "node:path"
 import { Worker } from "node:worker_threads"
 
 const Failure = Schema.Struct({ message: Schema.String }).pipe(Schema.extend(Schema.Record({ key: Schema.String, value: Schema.String })))
-const Ready = Schema.Struct({ ready: Schema.Boolean, error: Schema.optional(Failure) })
-const Reply = Schema.Union(
+/** What the thread says: once whether PGlite opened, then one reply per request, by the request's id. */
+const Message = Schema.Union(
+  Schema.Struct({ ready: Schema.Literal(true) }),
+  Schema.Struct({ ready: Schema.Literal(false), error: Schema.optional(Failure) }),
   Schema.Struct({ id: Schema.Number, ok: Schema.Literal(true), result: Schema.Unknown }),
   Schema.Struct({ id: Schema.Number, ok: Schema.Literal(false), error: Failure })
 )
-const decodeReady = Schema.decodeUnknownSync(Ready)
-const decodeReply = Schema.decodeUnknownSync(Reply)
+const decodeMessage = Schema.decodeUnknownEither(Message)
 
 /** A database error from the worker, with PostgreSQL's fields (`code` is the SQLSTATE), as PGlite throws it in-process. */
 export class PgliteError extends Error {
@@ -28,25 +29,30 @@ export type Operation =
   | { readonly op: "close" }
 
 export interface PgliteWorker {
-  readonly send: (operation: Operation) => Promise<unknown>
-  readonly close: () => Promise<void>
+  readonly send: (operation: Operation) => Effect.Effect<unknown, PgliteError>
 }
 
 const WORKER_FILE = new URL("./pglite-worker.mjs", import.meta.url)
 
 /**
  * Start PGlite on its own thread (pglite-worker.mjs) and talk to it by
- * messages. The thread keeps the process alive only while a request is open.
- * A new data directory is created by a first thread that then exits: the
- * memory initdb takes (~0.5 GB) stays with the thread that ran it, so the
- * service's own thread opens the directory that one left.
+ * messages; the thread ends with the scope. It keeps the process alive only
+ * while a request is open. A new data directory is created by a first thread
+ * that then exits: the memory initdb takes (~0.5 GB) stays with the thread
+ * that ran it, so the service's own thread opens the directory that one left.
  */
-export const start = async (dataDir: string | undefined): Promise<PgliteWorker> => {
-  if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) await (await spawn(dataDir)).close()
-  const worker = await spawn(dataDir)
-  if (dataDir !== undefined) await makePrivate(dataDir)
-  return worker
-}
+export const start = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
+  Effect.gen(function* () {
+    if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) yield* Effect.scoped(spawn(dataDir))
+    const worker = yield* spawn(dataDir)
+    if (dataDir !== undefined) {
+      yield* Effect.tryPromise({
+        try: () => makePrivate(dataDir),
+        catch: (cause) => new PgliteError({ message: `cannot make ${dataDir} private: ${String(cause)}` })
+      })
+    }
+    return worker
+  })
 
 /**
  * PGlite writes its initial data directory with modes of its own (0666 files
@@ -67,53 +73,64 @@ const makePrivate = async (dir: string): Promise<void> => {
   }
 }
 
-const spawn = (dataDir: string | undefined): Promise<PgliteWorker> =>
-  new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_FILE, { workerData: { dataDir } })
-    const pending = new Map<number, { readonly resolve: (value: unknown) => void; readonly reject: (error: unknown) => void }>()
-    let nextId = 0
-    let ready = false
-    const settleAll = (error: Error) => {
-      for (const request of pending.values()) request.reject(error)
-      pending.clear()
-    }
-    const holdOpen = () => (pending.size > 0 ? worker.ref() : worker.unref())
-
-    worker.on("message", (message: unknown) => {
-      if (!ready) {
-        const hello = decodeReady(message)
-        if (!hello.ready) return reject(new PgliteError(hello.error ?? { message: "PGlite failed to start" }))
-        ready = true
-        holdOpen()
-        return resolve({ send, close })
-      }
-      const reply = decodeReply(message)
-      const request = pending.get(reply.id)
-      pending.delete(reply.id)
+/**
+ * The thread's side of the conversation: a Deferred per open request, by id,
+ * completed by the reply; all of them fail when the thread fails or exits.
+ */
+const connect = (worker: Worker) => {
+  const ready = Deferred.unsafeMake<void, PgliteError>(FiberId.none)
+  const pending = new Map<number, Deferred.Deferred<unknown, PgliteError>>()
+  let nextId = 0
+  const holdOpen = () => (pending.size > 0 ? worker.ref() : worker.unref())
+  const failAll = (error: PgliteError) => {
+    Deferred.unsafeDone(ready, Exit.fail(error))
+    for (const reply of pending.values()) Deferred.unsafeDone(reply, Exit.fail(error))
+    pending.clear()
+  }
+  worker.on("message", (raw: unknown) => {
+    const message = decodeMessage(raw)
+    if (Either.isLeft(message)) return failAll(new PgliteError({ message: `the PGlite worker sent ${String(message.left)}` }))
+    const value = message.right
+    if ("ready" in value) {
       holdOpen()
-      if (reply.ok) request?.resolve(reply.result)
-      else request?.reject(new PgliteError(reply.error))
-    })
-    worker.on("error", (error) => {
-      if (!ready) reject(error)
-      settleAll(error)
-    })
-    worker.on("exit", (code) => {
-      if (!ready) reject(new Error(`the PGlite worker exited (${code}) before it was ready`))
-      settleAll(new Error(`the PGlite worker exited (${code})`))
-    })
-
-    const send = (operation: Operation) =>
-      new Promise<unknown>((resolveRequest, rejectRequest) => {
-        const id = nextId++
-        pending.set(id, { resolve: resolveRequest, reject: rejectRequest })
-        holdOpen()
-        worker.postMessage({ id, ...operation })
-      })
-    const close = async () => {
-      await send({ op: "close" }).catch(() => undefined)
-      await worker.terminate()
+      return Deferred.unsafeDone(ready, value.ready ? Exit.void : Exit.fail(new PgliteError(value.error ?? { message: "PGlite failed to start" })))
     }
+    const reply = pending.get(value.id)
+    pending.delete(value.id)
+    holdOpen()
+    if (reply !== undefined) Deferred.unsafeDone(reply, value.ok ? Exit.succeed(value.result) : Exit.fail(new PgliteError(value.error)))
+  })
+  worker.on("error", (error) => failAll(new PgliteError({ message: error.message })))
+  worker.on("exit", (code) => failAll(new PgliteError({ message: `the PGlite worker exited (${code})` })))
+  const send = (operation: Operation): Effect.Effect<unknown, PgliteError> =>
+    Effect.suspend(() => {
+      const id = nextId++
+      const reply = Deferred.unsafeMake<unknown, PgliteError>(FiberId.none)
+      pending.set(id, reply)
+      holdOpen()
+      worker.postMessage({ id, ...operation })
+      return Deferred.await(reply)
+    })
+  return { ready: Deferred.await(ready), send }
+}
+
+/** One thread, open once PGlite is; at the scope's end PGlite closes (5 s at most) and the thread ends. */
+const spawn = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const [, channel] = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const worker = new Worker(WORKER_FILE, { workerData: { dataDir } })
+        return [worker, connect(worker)] as const
+      }),
+      ([worker, channel]) =>
+        channel.send({ op: "close" }).pipe(
+          Effect.ignore,
+          Effect.timeoutOption(5000),
+          Effect.zipRight(Effect.promise(() => worker.terminate()))
+        )
+    )
+    yield* channel.ready
+    return { send: channel.send }
   })
 
 /** Rows as the worker sends them: an array of records (query), or of arrays (rowMode "array"). */

@@ -67,6 +67,94 @@ const podBaseEnvironment = (): Record<string, string> => {
   return kept
 }
 
+/** The running pods by reference (the pid), with what spawning them needs. */
+interface Processes {
+  readonly program: string
+  readonly args: ReadonlyArray<string>
+  readonly cwd: string | undefined
+  readonly procs: Map<string, Proc>
+}
+
+/** Keeps the last TAIL_LINES non-blank lines of a process's output, each cut at 500 characters. */
+const keepTail = (proc: Proc) => (chunk: Buffer) => {
+  for (const line of chunk.toString("utf8").split("\n")) {
+    if (line.trim() === "") continue
+    proc.tail.push(line.slice(0, 500))
+    if (proc.tail.length > TAIL_LINES) proc.tail.shift()
+  }
+}
+
+/** Spawn a pod's process; its reference (the pid) once it runs, or why it cannot. */
+const start = (processes: Processes, pod: ProviderPod) =>
+  Effect.gen(function* () {
+    const { program, args, procs } = processes
+    const exited = yield* Deferred.make<ExitInfo>()
+    return yield* Effect.async<{ readonly ref: string }, PodProviderError>((resume) => {
+      const child = spawn(program, args, {
+        cwd: processes.cwd,
+        stdio: ["ignore", "pipe", "pipe"],
+        // the pod's own environment only: never the service's (its admin key, master key, database URL)
+        env: {
+          ...podBaseEnvironment(),
+          POD_ID: pod.id,
+          POD_NAME: pod.name,
+          LAB_ID: pod.labId,
+          POD_GPU: pod.gpu ?? "",
+          POD_GPU_COUNT: String(pod.gpuCount)
+        }
+      })
+      const proc: Proc = { child, exited, stopRequested: false, tail: [] }
+      child.stdout?.on("data", keepTail(proc))
+      child.stderr?.on("data", keepTail(proc))
+      child.once("spawn", () => {
+        const ref = String(child.pid)
+        procs.set(ref, proc)
+        child.once("exit", (code, signal) => {
+          procs.delete(ref)
+          Deferred.unsafeDone(exited, Exit.succeed({ code, signal }))
+        })
+        resume(Effect.succeed({ ref }))
+      })
+      child.once("error", (error) => {
+        // before spawn: the command cannot run at all (ENOENT, EACCES)
+        if (child.pid === undefined) {
+          resume(Effect.fail(new PodProviderError({ message: `cannot start ${program}: ${error.message}` })))
+        }
+      })
+    })
+  }).pipe(Effect.uninterruptible)
+
+/** Wait for the exit at most `limit`; interruptible inside, so the timeout can cut it short. */
+const awaitExit = (proc: Proc, limit: Duration.Duration) =>
+  Effect.interruptible(Deferred.await(proc.exited)).pipe(Effect.timeoutOption(limit))
+
+/** SIGTERM, then SIGKILL after the grace period. Not interruptible: a stop always finishes. */
+const terminate = (grace: Duration.Duration) => (proc: Proc) =>
+  Effect.gen(function* () {
+    proc.stopRequested = true
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) return
+    proc.child.kill("SIGTERM")
+    if (Option.isSome(yield* awaitExit(proc, grace))) return
+    proc.child.kill("SIGKILL")
+    yield* awaitExit(proc, Duration.seconds(5))
+  }).pipe(Effect.uninterruptible)
+
+const find = (processes: Processes, pod: ProviderPod): Proc | undefined =>
+  pod.providerRef === null ? undefined : processes.procs.get(pod.providerRef)
+
+/** Running until the process exits, then stopped (a stop asked for) or failed (with its exit code and last output). */
+const watch = (processes: Processes, pod: ProviderPod): Stream.Stream<Observed> =>
+  Stream.suspend(() => {
+    const proc = find(processes, pod)
+    const stopped: Observed = { state: "stopped" }
+    if (!proc) return Stream.succeed(stopped)
+    const running: Observed = { state: "running" }
+    return Stream.concat(
+      Stream.succeed(running),
+      Stream.fromEffect(Effect.map(Deferred.await(proc.exited), (info) => observedAfterExit(proc, info)))
+    )
+  })
+
 /**
  * Pods as real local processes: start spawns the configured command (with
  * POD_ID, POD_NAME, LAB_ID, POD_GPU and POD_GPU_COUNT in its environment, and of
@@ -81,101 +169,21 @@ export const make = (options: LocalProcessOptions) =>
     const [program, ...args] = options.command
     if (program === undefined || program === "") return yield* Effect.dieMessage("the pod command is empty")
     const grace = Duration.millis(options.stopGraceMillis ?? 5_000)
-    const procs = new Map<string, Proc>()
-
-    const start = (pod: ProviderPod) =>
-      Effect.gen(function* () {
-        const exited = yield* Deferred.make<ExitInfo>()
-        return yield* Effect.async<{ readonly ref: string }, PodProviderError>((resume) => {
-          const child = spawn(program, args, {
-            cwd: options.cwd,
-            stdio: ["ignore", "pipe", "pipe"],
-            // the pod's own environment only: never the service's (its admin key, master key, database URL)
-            env: {
-              ...podBaseEnvironment(),
-              POD_ID: pod.id,
-              POD_NAME: pod.name,
-              LAB_ID: pod.labId,
-              POD_GPU: pod.gpu ?? "",
-              POD_GPU_COUNT: String(pod.gpuCount)
-            }
-          })
-          const proc: Proc = { child, exited, stopRequested: false, tail: [] }
-          const keep = (chunk: Buffer) => {
-            for (const line of chunk.toString("utf8").split("\n")) {
-              if (line.trim() === "") continue
-              proc.tail.push(line.slice(0, 500))
-              if (proc.tail.length > TAIL_LINES) proc.tail.shift()
-            }
-          }
-          child.stdout?.on("data", keep)
-          child.stderr?.on("data", keep)
-          child.once("spawn", () => {
-            const ref = String(child.pid)
-            procs.set(ref, proc)
-            child.once("exit", (code, signal) => {
-              procs.delete(ref)
-              Deferred.unsafeDone(exited, Exit.succeed({ code, signal }))
-            })
-            resume(Effect.succeed({ ref }))
-          })
-          child.once("error", (error) => {
-            // before spawn: the command cannot run at all (ENOENT, EACCES)
-            if (child.pid === undefined) {
-              resume(Effect.fail(new PodProviderError({ message: `cannot start ${program}: ${error.message}` })))
-            }
-          })
-        })
-      }).pipe(Effect.uninterruptible)
-
-    /** Wait for the exit at most `limit`; interruptible inside, so the timeout can cut it short. */
-    const awaitExit = (proc: Proc, limit: Duration.Duration) =>
-      Effect.interruptible(Deferred.await(proc.exited)).pipe(Effect.timeoutOption(limit))
-
-    /** SIGTERM, then SIGKILL after the grace period. Not interruptible: a stop always finishes. */
-    const terminate = (proc: Proc) =>
-      Effect.gen(function* () {
-        proc.stopRequested = true
-        if (proc.child.exitCode !== null || proc.child.signalCode !== null) return
-        proc.child.kill("SIGTERM")
-        if (Option.isSome(yield* awaitExit(proc, grace))) return
-        proc.child.kill("SIGKILL")
-        yield* awaitExit(proc, Duration.seconds(5))
-      }).pipe(Effect.uninterruptible)
-
-    const find = (pod: ProviderPod): Proc | undefined => (pod.providerRef === null ? undefined : procs.get(pod.providerRef))
-
-    const stop = (pod: ProviderPod) => Effect.suspend(() => {
-      const proc = find(pod)
-      return proc ? terminate(proc) : Effect.void
-    })
-
-    const status = (pod: ProviderPod): Effect.Effect<Observed> =>
-      Effect.sync(() => (find(pod) ? { state: "running" } : { state: "stopped" }))
-
-    const watch = (pod: ProviderPod): Stream.Stream<Observed> =>
-      Stream.suspend(() => {
-        const proc = find(pod)
-        const stopped: Observed = { state: "stopped" }
-        if (!proc) return Stream.succeed(stopped)
-        const running: Observed = { state: "running" }
-        return Stream.concat(
-          Stream.succeed(running),
-          Stream.fromEffect(Effect.map(Deferred.await(proc.exited), (info) => observedAfterExit(proc, info)))
-        )
-      })
-
+    const processes: Processes = { program, args, cwd: options.cwd, procs: new Map() }
     yield* Effect.addFinalizer(() =>
-      Effect.forEach([...procs.values()], terminate, { concurrency: "unbounded", discard: true })
+      Effect.forEach([...processes.procs.values()], terminate(grace), { concurrency: "unbounded", discard: true })
     )
-
     const provider: PodProviderShape = {
       name: "local",
       ephemeral: true,
-      start,
-      stop,
-      status,
-      watch,
+      start: (pod) => start(processes, pod),
+      stop: (pod) =>
+        Effect.suspend(() => {
+          const proc = find(processes, pod)
+          return proc ? terminate(grace)(proc) : Effect.void
+        }),
+      status: (pod) => Effect.sync(() => (find(processes, pod) ? { state: "running" } : { state: "stopped" })),
+      watch: (pod) => watch(processes, pod),
       remove: () => Effect.void
     }
     return provider

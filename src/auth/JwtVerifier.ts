@@ -1,5 +1,4 @@
-import { Cache, Clock, Context, Duration, Effect, Exit, Layer, Schema } from "effect"
-import { createRemoteJWKSet, errors, jwtVerify } from "jose"
+import { Cache, Clock, Context, Data, Duration, Effect, Exit, Layer, Schema } from "effect"
 import { Unauthorized } from "../http/Errors.js"
 import { type Principal, ScopeString } from "./Principal.js"
 import { UsersRepo } from "./UsersRepo.js"
@@ -12,6 +11,37 @@ export interface JwtSettings {
   /** The claim that carries the scopes: a space-separated string (OAuth 2 `scope`) or an array. */
   readonly scopeClaim: string
 }
+
+/** Why the signature library refused a token: expired, or invalid (with the library's code for what, when it gave one). */
+export class JwtRefused extends Data.TaggedError("JwtRefused")<{
+  readonly reason: "expired" | "invalid"
+  readonly code?: string | undefined
+}> {}
+
+/** What a token is checked against besides its signature: the registered claims, at a time. */
+export interface JwtCheck {
+  readonly at: Date
+  readonly issuer: string
+  readonly audience: string
+  readonly algorithms: ReadonlyArray<string>
+  readonly requiredClaims: ReadonlyArray<string>
+}
+
+/**
+ * The JOSE library's part (layers/auth/JoseJwks.ts): a token's signature
+ * against the identity provider's published keys, and its registered claims;
+ * the token's payload, or why it was refused. The policy is JwtVerifier's.
+ */
+export class JwtSignatures extends Context.Tag("JwtSignatures")<
+  JwtSignatures,
+  { readonly verify: (token: string, check: JwtCheck) => Effect.Effect<Readonly<Record<string, unknown>>, JwtRefused> }
+>() {}
+
+const refusal = (refused: JwtRefused) =>
+  new Unauthorized({
+    message:
+      refused.reason === "expired" ? "the JWT has expired" : refused.code !== undefined ? `invalid JWT: ${refused.code}` : "invalid JWT"
+  })
 
 const Claims = Schema.Struct({
   sub: Schema.String.pipe(Schema.minLength(1)),
@@ -46,29 +76,19 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<
       JwtVerifier,
       Effect.gen(function* () {
         const users = yield* UsersRepo
-        const jwks = createRemoteJWKSet(settings.jwksUrl, { timeoutDuration: 5_000, cooldownDuration: 30_000 })
+        const signatures = yield* JwtSignatures
         const check = (token: string) =>
           Effect.gen(function* () {
             const now = yield* Clock.currentTimeMillis
-            const { payload } = yield* Effect.tryPromise({
-              try: () =>
-                jwtVerify(token, jwks, {
-                  currentDate: new Date(now),
-                  issuer: settings.issuer,
-                  audience: settings.audience,
-                  algorithms: [...settings.algorithms],
-                  requiredClaims: ["sub", "exp"]
-                }),
-              catch: (cause) =>
-                new Unauthorized({
-                  message:
-                    cause instanceof errors.JWTExpired
-                      ? "the JWT has expired"
-                      : cause instanceof errors.JOSEError
-                        ? `invalid JWT: ${cause.code}`
-                        : "invalid JWT"
-                })
-            })
+            const payload = yield* signatures
+              .verify(token, {
+                at: new Date(now),
+                issuer: settings.issuer,
+                audience: settings.audience,
+                algorithms: settings.algorithms,
+                requiredClaims: ["sub", "exp"]
+              })
+              .pipe(Effect.mapError(refusal))
             const claims = yield* Schema.decodeUnknown(Claims)(payload).pipe(
               Effect.mapError(() => new Unauthorized({ message: "invalid JWT: missing sub" }))
             )

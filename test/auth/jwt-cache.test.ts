@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, TestClock } from "effect"
+import * as JoseJwks from "../../layers/auth/JoseJwks.js"
 import { JwtVerifier } from "../../src/auth/JwtVerifier.js"
 import { UsersRepo } from "../../src/auth/UsersRepo.js"
 import { startIdentityProvider, type TestIdentityProvider } from "../support/Jwks.js"
@@ -25,7 +26,7 @@ const withVerifier = <A, E>(test: (provider: TestIdentityProvider, verifications
       audience: provider.audience,
       algorithms: ["RS256"],
       scopeClaim: "scope"
-    }).pipe(Layer.provide(users))
+    }).pipe(Layer.provide([users, JoseJwks.layer(provider.jwksUrl)]))
     return yield* Effect.provide(test(provider, () => upserts), verifier)
   }).pipe(Effect.scoped)
 
