@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { type DomainError, isDomainError } from "../common/DomainErrors.js"
+import { type DomainError, type InvalidField, isDomainError, type NotFoundInLab, type StateConflict } from "../common/DomainErrors.js"
 import { Conflict, NotFound, ValidationError } from "./Errors.js"
 
 /** The envelope error a domain failure is sent as. */
@@ -14,12 +14,21 @@ export const toApiError = (error: DomainError): NotFound | ValidationError | Con
   }
 }
 
+/** The envelope error each domain error in E becomes (so a route declares only the statuses it can send). */
+export type AsHttp<E> = E extends NotFoundInLab
+  ? NotFound
+  : E extends InvalidField
+    ? ValidationError
+    : E extends StateConflict
+      ? Conflict
+      : E
+
 /** At the HTTP edge: domain failures become envelope errors, the others pass as they are. */
-export const domainErrorsAsHttp = <A, E, R>(
-  effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, Exclude<E, DomainError> | NotFound | ValidationError | Conflict, R> =>
+export const domainErrorsAsHttp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AsHttp<E>, R> =>
+  // toApiError maps each domain error to the error AsHttp<E> names for it; TypeScript cannot follow a conditional
+  // type through a function's body, hence the one cast
   Effect.catchIf(
     effect,
     (e): e is Extract<E, DomainError> => isDomainError(e),
     (e) => Effect.fail(toApiError(e))
-  ) as Effect.Effect<A, Exclude<E, DomainError> | NotFound | ValidationError | Conflict, R>
+  ) as Effect.Effect<A, AsHttp<E>, R>
