@@ -41,7 +41,6 @@ const action = <N extends string>(name: N, verb: string, summary: string) =>
     .setPath(ExperimentPath)
     .setPayload(ExperimentAction)
     .addSuccess(Envelope(Experiment))
-    .addError(ConflictWire)
     .annotate(OpenApi.Summary, summary)
 
 /**
@@ -88,7 +87,6 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .addSuccess(Envelope(Experiment).annotations({ description: "{labId, queueId, experimentId}: the experiment is queued" }), {
         status: 202
       })
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Create a queue ({labId, name}) or enqueue a draft experiment ({labId, queueId, experimentId})")
   )
   .add(
@@ -115,7 +113,6 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .setPath(ExperimentPath)
       .setPayload(UpdateExperiment)
       .addSuccess(Envelope(Experiment))
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Change name, description, hypothesis, projectId, or params until it runs (extension)")
   )
   .add(action("cancel", "cancel", "draft, queued or running → cancelled (extension)"))
@@ -126,7 +123,6 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .setPath(ExperimentPath)
       .setPayload(LogMetrics)
       .addSuccess(Envelope(Schema.Array(MetricPoint)), { status: 201 })
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Append metric points to a running experiment (extension)")
   )
   .add(
@@ -138,6 +134,7 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
   )
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
+  .addError(ConflictWire)
   .middleware(Authentication)
   .prefix("/api/v1")
   .annotate(
