@@ -14,6 +14,7 @@ import {
   Experiment,
   ExperimentAction,
   ExperimentCost,
+  ExperimentId,
   ExperimentListParams,
   LogMetrics,
   MetricKey,
@@ -24,7 +25,7 @@ import {
   UpdateExperiment
 } from "./Experiment.js"
 
-const ExperimentPath = Schema.Struct({ id: Schema.String })
+const ExperimentPath = Schema.Struct({ id: ExperimentId })
 const LabQuery = Schema.Struct({ labId: LabRef })
 
 /** A page of cost records; `meta.totals` sums every record the filters select, not only this page. */
