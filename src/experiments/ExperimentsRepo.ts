@@ -86,10 +86,6 @@ const update = (sql: SqlClient.SqlClient, id: string, change: Partial<Experiment
   )
 }
 
-/** Experiments of a query ending in WHERE … (running on a pod, next queued). */
-const where = (sql: SqlClient.SqlClient, condition: ReturnType<SqlClient.SqlClient["and"]>) =>
-  Effect.orDie(Effect.flatMap(sql`${select(sql)} WHERE ${condition} ORDER BY e.queued_at, e.id`, decode))
-
 const appendMetrics = (sql: SqlClient.SqlClient, labId: LabId, experimentId: string, points: ReadonlyArray<NewPoint>) => {
   const createdAt = new Date()
   const rows = points.map((p) => ({
@@ -138,7 +134,8 @@ export class ExperimentsRepo extends Effect.Service<ExperimentsRepo>()("Experime
     insert: (e: ExperimentRecord) => Effect.orDie(sql`INSERT INTO experiments ${sql.insert({ ...e, params: JSON.stringify(e.params) })}`),
     update: (id: string, change: Partial<ExperimentRecord>, from?: ReadonlyArray<ExperimentStatus>) => update(sql, id, change, from),
     /** Running experiments on a pod (at most one, by the unique index). */
-    runningOn: (podId: string) => where(sql, sql.and([sql`e.pod_id = ${podId}`, sql`e.status = 'running'`])),
+    runningOn: (podId: string) =>
+      Effect.orDie(Effect.flatMap(sql`${select(sql)} WHERE e.pod_id = ${podId} AND e.status = 'running'`, decode)),
     /** Labs that have queued experiments. */
     labsWithQueued: Effect.map(
       Effect.orDie(sql<{ readonly labId: string }>`SELECT DISTINCT lab_id FROM experiments WHERE status = 'queued'`),
