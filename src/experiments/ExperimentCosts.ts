@@ -9,7 +9,7 @@ import type { LabId } from "../labs/LabId.js"
 import { type CostFilter, CostsRepo } from "./CostsRepo.js"
 import { CostId, type CreateExperimentCost, type ExperimentCost } from "./Experiment.js"
 import { ExperimentsRepo } from "./ExperimentsRepo.js"
-import { named } from "./Lookups.js"
+import { inTransaction, named } from "./Lookups.js"
 
 const manualCost = (labId: LabId, input: Omit<CreateExperimentCost, "labId">): ExperimentCost => {
   const now = new Date()
@@ -51,7 +51,7 @@ export class ExperimentCosts extends Effect.Service<ExperimentCosts>()("Experime
           data: { costId: cost.id, amount: cost.amount, currency: cost.currency, category: cost.category, source: cost.source }
         })
         return cost
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction({ sql }))
 
     const list = (labId: LabId, filter: CostFilter & PageQuery) =>
       Effect.gen(function* () {

@@ -9,7 +9,7 @@ import type { PageQuery } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"
 import { ExperimentMachine, QueueId } from "./Experiment.js"
 import { ExperimentsRepo } from "./ExperimentsRepo.js"
-import { named } from "./Lookups.js"
+import { inTransaction, named } from "./Lookups.js"
 import { QueuesRepo } from "./QueuesRepo.js"
 import { Scheduler } from "./Scheduler.js"
 
@@ -23,8 +23,7 @@ export class ExperimentQueues extends Effect.Service<ExperimentQueues>()("Experi
     const activity = yield* ActivityRepo
     const scheduler = yield* Scheduler
 
-    const inTransaction = <A, E>(effect: Effect.Effect<A, E>) =>
-      effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    const transaction = inTransaction({ sql })
 
     const create = (labId: LabId, name: string, actor: string) =>
       Effect.gen(function* () {
@@ -32,7 +31,7 @@ export class ExperimentQueues extends Effect.Service<ExperimentQueues>()("Experi
         if (yield* queues.findByName(labId, name)) return yield* taken
         const now = new Date()
         const id = QueueId.make(newId("queue"))
-        yield* inTransaction(
+        yield* transaction(
           Effect.gen(function* () {
             yield* queues.insert({ id, labId, name, createdAt: now, updatedAt: now })
             yield* activity.record({ labId, kind: "experiment_queue.created", ref: id, actor, message: `Created queue ${name}`, data: {} })
@@ -44,7 +43,7 @@ export class ExperimentQueues extends Effect.Service<ExperimentQueues>()("Experi
     /** draft → queued in the queue; again in the same queue is a no-op. The scheduler starts it when a pod is free. */
     const enqueue = (labId: LabId, queueId: string, experimentId: string, actor: string) =>
       Effect.gen(function* () {
-        const { experiment, queued } = yield* inTransaction(
+        const { experiment, queued } = yield* transaction(
           Effect.gen(function* () {
             const queue = yield* named("queueId", "queue", queueId)(queues.find(labId, queueId))
             const current = yield* named("experimentId", "experiment", experimentId)(repo.findForUpdate(labId, experimentId))

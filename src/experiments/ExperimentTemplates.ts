@@ -5,7 +5,7 @@ import { newId } from "../common/Ids.js"
 import type { PageQuery } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateTemplate, type Template, TemplateId } from "./Experiment.js"
-import { invalid } from "./Lookups.js"
+import { inTransaction, invalid } from "./Lookups.js"
 import { checkSchema, validateParams } from "./ParamsSchema.js"
 import { TemplatesRepo } from "./TemplatesRepo.js"
 
@@ -44,7 +44,7 @@ export class ExperimentTemplates extends Effect.Service<ExperimentTemplates>()("
           data: {}
         })
         return template
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction({ sql }))
 
     return { list: (labId: LabId, page: PageQuery) => templates.page(labId, () => [], page), create }
   })

@@ -16,7 +16,7 @@ import {
   type UpdateExperiment
 } from "./Experiment.js"
 import { type ExperimentFilter, ExperimentsRepo, type MetricPage } from "./ExperimentsRepo.js"
-import { invalid, named } from "./Lookups.js"
+import { inTransaction, invalid, named } from "./Lookups.js"
 import { validateParams } from "./ParamsSchema.js"
 import { type Finish, Scheduler } from "./Scheduler.js"
 import { TemplatesRepo } from "./TemplatesRepo.js"
@@ -29,11 +29,6 @@ interface Deps {
   readonly scheduler: Scheduler
   readonly references: References
 }
-
-const inTransaction =
-  ({ sql }: Deps) =>
-  <A, E>(effect: Effect.Effect<A, E>) =>
-    effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
 const get = (deps: Deps, labId: LabId, id: string) => orNotFound("experiment", id)(deps.repo.find(labId, id))
 const locked = (deps: Deps, labId: LabId, id: string) => orNotFound("experiment", id)(deps.repo.findForUpdate(labId, id))

@@ -1,10 +1,17 @@
+import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { InvalidField } from "../common/DomainErrors.js"
 
 /**
- * Lookups the experiment services share: a missing resource of a path is 404 (`orNotFound` of DomainErrors), one a
- * body names is 422 naming the field.
+ * What the experiment services share: a missing resource of a path is 404 (`orNotFound` of DomainErrors), one a
+ * body names is 422 naming the field; their writes run in a transaction.
  */
+
+/** Run in a transaction of the client `sql`; a database failure is a defect. */
+export const inTransaction =
+  ({ sql }: { readonly sql: SqlClient.SqlClient }) =>
+  <A, E>(effect: Effect.Effect<A, E>) =>
+    effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
 /** A problem as ParamsSchema phrases it: `params.lr: must be…` names its field; any other is one of `field`. */
 export const invalid = (field: string, message: string): InvalidField => {

@@ -9,6 +9,7 @@ import { countedNotRefused } from "../quotas/RecordsQuota.js"
 import { CostsRepo } from "./CostsRepo.js"
 import { CostId, type Experiment, type ExperimentStatus } from "./Experiment.js"
 import { ExperimentsRepo } from "./ExperimentsRepo.js"
+import { inTransaction } from "./Lookups.js"
 
 /** The scheduler also runs on this tick, to catch anything a wake-up missed. */
 export const TICK = Duration.seconds(5)
@@ -29,11 +30,6 @@ interface Deps {
   readonly pods: PodsRepo
   readonly activity: ActivityRepo
 }
-
-const inTransaction =
-  ({ sql }: Deps) =>
-  <A, E>(effect: Effect.Effect<A, E>) =>
-    effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
 /** Start what can start in one lab (pods without a running experiment take the oldest queued); the number started. */
 const scheduleLab = (deps: Deps, labId: LabId) =>
