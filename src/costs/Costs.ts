@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { CostsRepo } from "../experiments/CostsRepo.js"
-import { ValidationError } from "../http/Errors.js"
+import { InvalidField } from "../common/DomainErrors.js"
+import type { LabId } from "../labs/LabId.js"
 import { PodsRepo } from "../pods/PodsRepo.js"
 import type { CostDay, CostReport } from "./Cost.js"
 import { addTo, roundMoney, totalsList } from "./Money.js"
@@ -35,14 +36,14 @@ export class Costs extends Effect.Service<Costs>()("Costs", {
     const pods = yield* PodsRepo
     const records = yield* CostsRepo
 
-    const report = (labId: string, range: { readonly from?: Date | undefined; readonly to?: Date | undefined }) =>
+    const report = (labId: LabId, range: { readonly from?: Date | undefined; readonly to?: Date | undefined }) =>
       Effect.gen(function* () {
         const now = Date.now()
         const to = range.to ?? new Date(now)
         const from = range.from ?? new Date(startOfDay(to.getTime()) - 29 * DAY)
-        if (from.getTime() >= to.getTime()) return yield* new ValidationError({ message: "from: must be before to" })
+        if (from.getTime() >= to.getTime()) return yield* new InvalidField({ field: "from", problem: "must be before to" })
         if (to.getTime() - from.getTime() > MAX_DAYS * DAY) {
-          return yield* new ValidationError({ message: `from: the range must be at most ${MAX_DAYS} days` })
+          return yield* new InvalidField({ field: "from", problem: `the range must be at most ${MAX_DAYS} days` })
         }
 
         const buckets = new Map<string, Bucket>()

@@ -4,9 +4,9 @@ import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
-import { CreateDataset, Dataset, DatasetListParams, UpdateDataset } from "./Dataset.js"
+import { CreateDataset, Dataset, DatasetId, DatasetListParams, UpdateDataset } from "./Dataset.js"
 
-const DatasetId = Schema.Struct({ id: Schema.String })
+const DatasetPath = Schema.Struct({ id: DatasetId })
 const LabQuery = Schema.Struct({ labId: LabRef })
 
 /** Catalog: GET/POST /datasets. Extensions: GET/PATCH/DELETE /datasets/{id} (docs/datasets.md). */
@@ -21,32 +21,31 @@ export class DatasetsApi extends HttpApiGroup.make("datasets")
     HttpApiEndpoint.post("create", "/datasets")
       .setPayload(CreateDataset)
       .addSuccess(Envelope(Dataset), { status: 201 })
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Register a dataset at a uri or a lab path (version 1)")
   )
   .add(
     HttpApiEndpoint.get("get", "/datasets/:id")
-      .setPath(DatasetId)
+      .setPath(DatasetPath)
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(Dataset))
       .annotate(OpenApi.Summary, "One dataset (extension)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/datasets/:id")
-      .setPath(DatasetId)
+      .setPath(DatasetPath)
       .setPayload(UpdateDataset)
       .addSuccess(Envelope(Dataset))
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Change a dataset; a change of its content fields raises its version (extension)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/datasets/:id")
-      .setPath(DatasetId)
+      .setPath(DatasetPath)
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(Dataset))
       .annotate(OpenApi.Summary, "Delete a dataset's record (the data itself is not touched) (extension)")
   )
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
+  .addError(ConflictWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}

@@ -3,8 +3,13 @@ import { Body, DateRange, LabRef, Name, Tags, Text, Timestamp } from "../common/
 import { FilePath } from "../files/File.js"
 import { PageParams } from "../http/Pagination.js"
 
+export const DatasetId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("DatasetId")).annotations({
+  description: "ds_…"
+})
+export type DatasetId = typeof DatasetId.Type
+
 export const Dataset = Schema.Struct({
-  id: Schema.String,
+  id: DatasetId,
   labId: Schema.String,
   name: Schema.String.annotations({ description: "unique in the lab (ignoring case)" }),
   description: Schema.String,

@@ -1,83 +1,41 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import { Effect, Option, Schema } from "effect"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
-import type { Dataset } from "./Dataset.js"
+import { Effect, Schema } from "effect"
+import { makeLabTable } from "../db/LabTable.js"
+import type { PageQuery } from "../http/Pagination.js"
+import type { LabId } from "../labs/LabId.js"
+import { Dataset } from "./Dataset.js"
 
-/** A row of `datasets`; the row count is stored as row_count (ROWS is an SQL keyword). */
-const Row = Schema.Struct({
-  id: Schema.String,
-  labId: Schema.String,
-  name: Schema.String,
-  description: Schema.String,
-  uri: Schema.NullOr(Schema.String),
-  path: Schema.NullOr(Schema.String),
-  format: Schema.String,
-  sizeBytes: Schema.NullOr(Schema.Number),
-  rowCount: Schema.NullOr(Schema.Number),
-  version: Schema.Number,
-  tags: Schema.Array(Schema.String),
-  createdAt: Schema.DateFromSelf,
-  updatedAt: Schema.DateFromSelf
+const { rows: _rows, ...stored } = Dataset.fields
+
+/** A row of `datasets`: the row count is stored as row_count (ROWS is an SQL keyword). */
+const Row = Schema.transform(Schema.typeSchema(Schema.Struct({ ...stored, rowCount: Schema.NullOr(Schema.Number) })), Schema.typeSchema(Dataset), {
+  strict: true,
+  decode: ({ rowCount, ...row }) => ({ ...row, rows: rowCount }),
+  encode: ({ rows, ...dataset }) => ({ ...dataset, rowCount: rows })
 })
-type Row = typeof Row.Type
 
-const toDataset = ({ rowCount, ...row }: Row): Dataset => ({ ...row, rows: rowCount })
 const columns = ({ rows, tags, ...dataset }: Dataset) => ({ ...dataset, rowCount: rows, tags: JSON.stringify(tags) })
 
 export interface DatasetFilter extends PageQuery {
-  readonly format: Option.Option<string>
-  readonly tag: Option.Option<string>
-  readonly from: Option.Option<Date>
-  readonly to: Option.Option<Date>
+  readonly format?: string | undefined
+  readonly tag?: string | undefined
+  readonly from?: Date | undefined
+  readonly to?: Date | undefined
 }
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
-
+/** `insert` and `update` fail with the SqlError of a unique violation when the name is taken. */
 export class DatasetsRepo extends Effect.Service<DatasetsRepo>()("DatasetsRepo", {
-  effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-
-    const list = (labId: string, filter: DatasetFilter) =>
-      Effect.gen(function* () {
-        const rows = yield* sql`
-          SELECT * FROM datasets
-          WHERE lab_id = ${labId}
-            AND ${Option.match(filter.format, { onNone: () => sql`TRUE`, onSome: (f) => sql`format = ${f}` })}
-            AND ${Option.match(filter.tag, { onNone: () => sql`TRUE`, onSome: (t) => sql`tags @> ${JSON.stringify([t])}::jsonb` })}
-            AND ${Option.match(filter.from, { onNone: () => sql`TRUE`, onSome: (d) => sql`created_at >= ${d}` })}
-            AND ${Option.match(filter.to, { onNone: () => sql`TRUE`, onSome: (d) => sql`created_at < ${d}` })}
-            AND ${keyset(sql, filter.cursor)}
-          ORDER BY created_at DESC, id DESC
-          LIMIT ${filter.limit + 1}`
-        return pageOf((yield* decodeRows(rows)).map(toDataset), filter.limit)
-      })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ labId: Schema.String, id: Schema.String }),
-      Result: Row,
-      execute: ({ id, labId }) => sql`SELECT * FROM datasets WHERE id = ${id} AND lab_id = ${labId}`
-    })
-
-    const findForUpdate = SqlSchema.findOne({
-      Request: Schema.Struct({ labId: Schema.String, id: Schema.String }),
-      Result: Row,
-      execute: ({ id, labId }) => sql`SELECT * FROM datasets WHERE id = ${id} AND lab_id = ${labId} FOR UPDATE`
-    })
-
-    const save = (dataset: Dataset) => {
-      const { id, labId, createdAt: _createdAt, ...rest } = columns(dataset)
-      return sql`UPDATE datasets SET ${sql.update(rest)} WHERE id = ${id} AND lab_id = ${labId}`
-    }
-
-    return {
-      list: (labId: string, filter: DatasetFilter) => Effect.orDie(list(labId, filter)),
-      find: (labId: string, id: string) => Effect.orDie(Effect.map(find({ labId, id }), Option.map(toDataset))),
-      findForUpdate: (labId: string, id: string) => Effect.orDie(Effect.map(findForUpdate({ labId, id }), Option.map(toDataset))),
-      /** Fails with the SqlError of a unique violation when the name is taken. */
-      insert: (dataset: Dataset) => sql`INSERT INTO datasets ${sql.insert(columns(dataset))}`,
-      /** Fails with the SqlError of a unique violation when a new name is taken. */
-      save,
-      delete: (labId: string, id: string) => Effect.orDie(sql`DELETE FROM datasets WHERE id = ${id} AND lab_id = ${labId}`)
-    }
-  })
+  effect: Effect.map(makeLabTable({ table: "datasets", row: Row, columns }), (table) => ({
+    ...table,
+    list: (labId: LabId, filter: DatasetFilter) =>
+      table.page(
+        labId,
+        (where) => [
+          where.eq("format", filter.format),
+          where.hasTag("tags", filter.tag),
+          where.createdFrom(filter.from),
+          where.createdBefore(filter.to)
+        ],
+        filter
+      )
+  }))
 }) {}

@@ -14,6 +14,7 @@ import {
   Experiment,
   ExperimentAction,
   ExperimentCost,
+  ExperimentId,
   ExperimentListParams,
   LogMetrics,
   MetricKey,
@@ -24,7 +25,7 @@ import {
   UpdateExperiment
 } from "./Experiment.js"
 
-const ExperimentPath = Schema.Struct({ id: Schema.String })
+const ExperimentPath = Schema.Struct({ id: ExperimentId })
 const LabQuery = Schema.Struct({ labId: LabRef })
 
 /** A page of cost records; `meta.totals` sums every record the filters select, not only this page. */
@@ -41,7 +42,6 @@ const action = <N extends string>(name: N, verb: string, summary: string) =>
     .setPath(ExperimentPath)
     .setPayload(ExperimentAction)
     .addSuccess(Envelope(Experiment))
-    .addError(ConflictWire)
     .annotate(OpenApi.Summary, summary)
 
 /**
@@ -88,7 +88,6 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .addSuccess(Envelope(Experiment).annotations({ description: "{labId, queueId, experimentId}: the experiment is queued" }), {
         status: 202
       })
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Create a queue ({labId, name}) or enqueue a draft experiment ({labId, queueId, experimentId})")
   )
   .add(
@@ -115,7 +114,6 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .setPath(ExperimentPath)
       .setPayload(UpdateExperiment)
       .addSuccess(Envelope(Experiment))
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Change name, description, hypothesis, projectId, or params until it runs (extension)")
   )
   .add(action("cancel", "cancel", "draft, queued or running → cancelled (extension)"))
@@ -126,7 +124,6 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .setPath(ExperimentPath)
       .setPayload(LogMetrics)
       .addSuccess(Envelope(Schema.Array(MetricPoint)), { status: 201 })
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Append metric points to a running experiment (extension)")
   )
   .add(
@@ -138,6 +135,7 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
   )
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
+  .addError(ConflictWire)
   .middleware(Authentication)
   .prefix("/api/v1")
   .annotate(

@@ -1,10 +1,10 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
 import { type CostCategory } from "../costs/Money.js"
+import { makeLabTable } from "../db/LabTable.js"
+import type { PageQuery } from "../http/Pagination.js"
+import type { LabId } from "../labs/LabId.js"
 import { ExperimentCost } from "./Experiment.js"
-
-const Rows = Schema.Array(Schema.typeSchema(ExperimentCost))
 
 export interface CostFilter {
   readonly experimentId?: string | undefined
@@ -13,73 +13,57 @@ export interface CostFilter {
   readonly to?: Date | undefined
 }
 
-const TotalRow = Schema.Struct({
+const Sums = {
   currency: Schema.String,
   category: Schema.Literal("compute", "api", "storage"),
   amount: Schema.Number,
   count: Schema.Number
-})
-const TotalRows = Schema.Array(TotalRow)
+}
+const decodeTotals = Schema.decodeUnknown(Schema.Array(Schema.Struct(Sums)))
+const decodeDays = Schema.decodeUnknown(Schema.Array(Schema.Struct({ day: Schema.String, ...Sums })))
 
-const DayRow = Schema.Struct({
-  day: Schema.String,
-  currency: Schema.String,
-  category: Schema.Literal("compute", "api", "storage"),
-  amount: Schema.Number,
-  count: Schema.Number
-})
-const DayRows = Schema.Array(DayRow)
+/** The filter's conditions, incurred time included. */
+const conditions = (sql: SqlClient.SqlClient, f: CostFilter) => [
+  f.experimentId === undefined ? sql`TRUE` : sql`experiment_id = ${f.experimentId}`,
+  f.category === undefined ? sql`TRUE` : sql`category = ${f.category}`,
+  f.from ? sql`incurred_at >= ${f.from}` : sql`TRUE`,
+  f.to ? sql`incurred_at < ${f.to}` : sql`TRUE`
+]
+
+/** Sums of every record the filter selects (all pages), per currency and category. */
+const totals = (sql: SqlClient.SqlClient, labId: LabId, f: CostFilter) =>
+  Effect.flatMap(
+    sql`
+      SELECT currency, category, SUM(amount)::float8 AS amount, COUNT(*)::int AS count
+      FROM experiment_costs WHERE lab_id = ${labId} AND ${sql.and(conditions(sql, f))}
+      GROUP BY currency, category`,
+    decodeTotals
+  ).pipe(Effect.orDie)
+
+/**
+ * Sums per UTC day, currency and category of the records a client posted (origin manual) incurred in [from, to).
+ * Records the service derives from pod runtime are left out: pod uptime is counted from the sessions.
+ */
+const manualByDay = (sql: SqlClient.SqlClient, labId: LabId, from: Date, to: Date) =>
+  Effect.flatMap(
+    sql`
+      SELECT to_char(incurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, currency, category,
+             SUM(amount)::float8 AS amount, COUNT(*)::int AS count
+      FROM experiment_costs
+      WHERE lab_id = ${labId} AND origin = 'manual' AND incurred_at >= ${from} AND incurred_at < ${to}
+      GROUP BY 1, currency, category`,
+    decodeDays
+  ).pipe(Effect.orDie)
 
 /** Experiment cost records. */
 export class CostsRepo extends Effect.Service<CostsRepo>()("ExperimentCostsRepo", {
-  effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-
-    const where = (labId: string, f: CostFilter) => sql`
-      lab_id = ${labId}
-      AND ${f.experimentId === undefined ? sql`TRUE` : sql`experiment_id = ${f.experimentId}`}
-      AND ${f.category === undefined ? sql`TRUE` : sql`category = ${f.category}`}
-      AND ${f.from ? sql`incurred_at >= ${f.from}` : sql`TRUE`}
-      AND ${f.to ? sql`incurred_at < ${f.to}` : sql`TRUE`}`
-
-    const list = (labId: string, f: CostFilter & PageQuery) =>
-      Effect.gen(function* () {
-        const rows = yield* sql`
-          SELECT * FROM experiment_costs
-          WHERE ${where(labId, f)} AND ${keyset(sql, f.cursor)}
-          ORDER BY created_at DESC, id DESC
-          LIMIT ${f.limit + 1}`
-        return pageOf(yield* Schema.decodeUnknown(Rows)(rows), f.limit)
-      }).pipe(Effect.orDie)
-
-    /** Sums of every record the filter selects (all pages), per currency and category. */
-    const totals = (labId: string, f: CostFilter) =>
-      Effect.gen(function* () {
-        const rows = yield* sql`
-          SELECT currency, category, SUM(amount)::float8 AS amount, COUNT(*)::int AS count
-          FROM experiment_costs WHERE ${where(labId, f)}
-          GROUP BY currency, category`
-        return yield* Schema.decodeUnknown(TotalRows)(rows)
-      }).pipe(Effect.orDie)
-
-    /**
-     * Sums per UTC day, currency and category of the records a client posted
-     * (origin manual) incurred in [from, to). Records the service derives from
-     * pod runtime are left out: pod uptime is counted from the sessions.
-     */
-    const manualByDay = (labId: string, from: Date, to: Date) =>
-      Effect.gen(function* () {
-        const rows = yield* sql`
-          SELECT to_char(incurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, currency, category,
-                 SUM(amount)::float8 AS amount, COUNT(*)::int AS count
-          FROM experiment_costs
-          WHERE lab_id = ${labId} AND origin = 'manual' AND incurred_at >= ${from} AND incurred_at < ${to}
-          GROUP BY 1, currency, category`
-        return yield* Schema.decodeUnknown(DayRows)(rows)
-      }).pipe(Effect.orDie)
-
-    const insert = (cost: ExperimentCost) => Effect.orDie(sql`INSERT INTO experiment_costs ${sql.insert(cost)}`)
-
-    return { list, totals, manualByDay, insert }
-  })
+  effect: Effect.map(
+    makeLabTable({ table: "experiment_costs", row: Schema.typeSchema(ExperimentCost), columns: (cost: ExperimentCost) => cost }),
+    (table) => ({
+      list: (labId: LabId, f: CostFilter & PageQuery) => table.page(labId, () => conditions(table.sql, f), f),
+      totals: (labId: LabId, f: CostFilter) => totals(table.sql, labId, f),
+      manualByDay: (labId: LabId, from: Date, to: Date) => manualByDay(table.sql, labId, from, to),
+      insert: (cost: ExperimentCost) => Effect.orDie(table.insert(cost))
+    })
+  )
 }) {}

@@ -25,6 +25,26 @@ export const JsonObject = (what: string) =>
 
 export const Params = JsonObject("params")
 
+export const ExperimentId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ExperimentId")).annotations({
+  description: "exp_…"
+})
+export type ExperimentId = typeof ExperimentId.Type
+
+export const TemplateId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("TemplateId")).annotations({
+  description: "tpl_…"
+})
+export type TemplateId = typeof TemplateId.Type
+
+export const QueueId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("QueueId")).annotations({
+  description: "queue_…"
+})
+export type QueueId = typeof QueueId.Type
+
+export const CostId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("CostId")).annotations({
+  description: "cost_…"
+})
+export type CostId = typeof CostId.Type
+
 // ---------------------------------------------------------------------------
 // experiments
 
@@ -45,7 +65,7 @@ export const ExperimentMachine: Transitions<ExperimentStatus> = {
 export const FINISHED: ReadonlyArray<ExperimentStatus> = ["completed", "failed", "cancelled"]
 
 export const Experiment = Schema.Struct({
-  id: Schema.String,
+  id: ExperimentId,
   labId: Schema.String,
   name: Schema.String,
   description: Schema.String,
@@ -149,7 +169,7 @@ export type MetricPoint = typeof MetricPoint.Type
 // templates
 
 export const Template = Schema.Struct({
-  id: Schema.String,
+  id: TemplateId,
   labId: Schema.String,
   name: Schema.String,
   description: Schema.String,
@@ -175,7 +195,7 @@ export type CreateTemplate = typeof CreateTemplate.Type
 // queues
 
 export const Queue = Schema.Struct({
-  id: Schema.String,
+  id: QueueId,
   labId: Schema.String,
   name: Schema.String,
   length: Schema.Number.annotations({ description: "experiments waiting (queued)" }),
@@ -197,6 +217,7 @@ export const QueueRequest = Body({
   identifier: "ExperimentQueueRequest",
   description: "either {labId, name} to create a queue (201), or {labId, queueId, experimentId} to enqueue (202)"
 })
+export type QueueRequest = typeof QueueRequest.Type
 
 // ---------------------------------------------------------------------------
 // cost records
@@ -206,7 +227,7 @@ export const CostOrigin = Schema.Literal("manual", "pod").annotations({
 })
 
 export const ExperimentCost = Schema.Struct({
-  id: Schema.String,
+  id: CostId,
   labId: Schema.String,
   experimentId: Schema.String,
   amount: Schema.Number,

@@ -1,14 +1,15 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
-import { Conflict } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
-import { ExperimentMachine } from "./Experiment.js"
+import type { LabId } from "../labs/LabId.js"
+import { ExperimentMachine, QueueId } from "./Experiment.js"
 import { ExperimentsRepo } from "./ExperimentsRepo.js"
-import { named, orNotFound } from "./Lookups.js"
+import { inTransaction, named } from "./Lookups.js"
 import { QueuesRepo } from "./QueuesRepo.js"
 import { Scheduler } from "./Scheduler.js"
 
@@ -22,35 +23,37 @@ export class ExperimentQueues extends Effect.Service<ExperimentQueues>()("Experi
     const activity = yield* ActivityRepo
     const scheduler = yield* Scheduler
 
-    const inTransaction = <A, E>(effect: Effect.Effect<A, E>) =>
-      effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-    const get = (labId: string, id: string) => Effect.flatMap(repo.find(labId, id), orNotFound("experiment", id))
+    const transaction = inTransaction({ sql })
 
-    const createQueue = (labId: string, name: string, actor: string) =>
+    const create = (labId: LabId, name: string, actor: string) =>
       Effect.gen(function* () {
-        const conflict = new Conflict({ message: `a queue named ${name} exists in this lab` })
-        if (yield* queues.findByName(labId, name)) return yield* conflict
+        const taken = new StateConflict({ resource: "queue", id: name, problem: `a queue named ${name} exists in this lab` })
+        if (yield* queues.findByName(labId, name)) return yield* taken
         const now = new Date()
-        const id = newId("queue")
-        yield* inTransaction(
+        const id = QueueId.make(newId("queue"))
+        yield* transaction(
           Effect.gen(function* () {
             yield* queues.insert({ id, labId, name, createdAt: now, updatedAt: now })
             yield* activity.record({ labId, kind: "experiment_queue.created", ref: id, actor, message: `Created queue ${name}`, data: {} })
-          }).pipe(Effect.catchIf(isUniqueViolation, () => conflict))
+          }).pipe(Effect.catchIf(isUniqueViolation, () => taken))
         )
-        return yield* Effect.flatMap(queues.find(labId, id), orNotFound("queue", id))
+        return yield* orNotFound("queue", id)(queues.find(labId, id))
       })
 
     /** draft → queued in the queue; again in the same queue is a no-op. The scheduler starts it when a pod is free. */
-    const enqueue = (labId: string, queueId: string, experimentId: string, actor: string) =>
+    const enqueue = (labId: LabId, queueId: string, experimentId: string, actor: string) =>
       Effect.gen(function* () {
-        const { experiment, queued } = yield* inTransaction(
+        const { experiment, queued } = yield* transaction(
           Effect.gen(function* () {
-            const queue = yield* Effect.flatMap(queues.find(labId, queueId), named("queueId", "queue", queueId))
-            const current = yield* Effect.flatMap(repo.findForUpdate(labId, experimentId), named("experimentId", "experiment", experimentId))
+            const queue = yield* named("queueId", "queue", queueId)(queues.find(labId, queueId))
+            const current = yield* named("experimentId", "experiment", experimentId)(repo.findForUpdate(labId, experimentId))
             if (current.status === "queued") {
               if (current.queueId === queueId) return { experiment: current, queued: false }
-              return yield* new Conflict({ message: `experiment ${experimentId} is already queued in ${current.queueId}` })
+              return yield* new StateConflict({
+                resource: "experiment",
+                id: experimentId,
+                problem: `experiment ${experimentId} is already queued in ${current.queueId}`
+              })
             }
             yield* transition(`experiment ${experimentId}`, ExperimentMachine, current.status, "queued")
             yield* repo.update(experimentId, { status: "queued", queueId, queuedAt: new Date() }, ["draft"])
@@ -62,13 +65,13 @@ export class ExperimentQueues extends Effect.Service<ExperimentQueues>()("Experi
               message: `Queued ${current.name} in ${queue.name}`,
               data: { queueId, position: queue.length + 1 }
             })
-            return { experiment: yield* get(labId, experimentId), queued: true }
+            return { experiment: yield* orNotFound("experiment", experimentId)(repo.find(labId, experimentId)), queued: true }
           })
         )
         if (queued) yield* scheduler.wake
         return experiment
       })
 
-    return { list: (labId: string, page: PageQuery) => queues.list(labId, page), create: createQueue, enqueue }
+    return { list: (labId: LabId, page: PageQuery) => queues.list(labId, page), create, enqueue }
   })
 }) {}

@@ -3,10 +3,23 @@ import { Effect, Either } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
 import type { PageQuery } from "../http/Pagination.js"
-import type { CreateTemplate, Template } from "./Experiment.js"
-import { invalid } from "./Lookups.js"
+import type { LabId } from "../labs/LabId.js"
+import { type CreateTemplate, type Template, TemplateId } from "./Experiment.js"
+import { inTransaction, invalid } from "./Lookups.js"
 import { checkSchema, validateParams } from "./ParamsSchema.js"
 import { TemplatesRepo } from "./TemplatesRepo.js"
+
+/** A template's schema is one this service enforces, and its defaults satisfy it (but for what is required). */
+const checkTemplate = (input: Omit<CreateTemplate, "labId">) => {
+  const schema = checkSchema(input.paramsSchema)
+  if (Either.isLeft(schema)) return Effect.fail(invalid("paramsSchema", schema.left))
+  const defaults = validateParams(input.paramsSchema, input.defaults)
+  // `required` is what an experiment must end up with, not what defaults must hold
+  if (Either.isLeft(defaults) && !/is required by the template$/.test(defaults.left)) {
+    return Effect.fail(invalid("defaults", defaults.left.replace(/^params\./, "defaults.")))
+  }
+  return Effect.void
+}
 
 /** Experiment templates: a params schema and defaults that experiments made from them must satisfy. */
 export class ExperimentTemplates extends Effect.Service<ExperimentTemplates>()("ExperimentTemplates", {
@@ -16,37 +29,23 @@ export class ExperimentTemplates extends Effect.Service<ExperimentTemplates>()("
     const templates = yield* TemplatesRepo
     const activity = yield* ActivityRepo
 
-    const inTransaction = <A, E>(effect: Effect.Effect<A, E>) =>
-      effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-
-    const createTemplate = (labId: string, input: Omit<CreateTemplate, "labId">, actor: string) =>
+    const create = (labId: LabId, input: Omit<CreateTemplate, "labId">, actor: string) =>
       Effect.gen(function* () {
-        const schema = checkSchema(input.paramsSchema)
-        if (Either.isLeft(schema)) return yield* invalid(schema.left)
-        const defaults = validateParams(input.paramsSchema, input.defaults)
-        if (Either.isLeft(defaults)) {
-          // `required` is what an experiment must end up with, not what defaults must hold
-          const missingOnly = /is required by the template$/.test(defaults.left)
-          if (!missingOnly) return yield* invalid(defaults.left.replace(/^params\./, "defaults."))
-        }
+        yield* checkTemplate(input)
         const now = new Date()
-        const template: Template = { id: newId("tpl"), labId, ...input, createdAt: now, updatedAt: now }
-        return yield* inTransaction(
-          Effect.gen(function* () {
-            yield* templates.insert(template)
-            yield* activity.record({
-              labId,
-              kind: "experiment_template.created",
-              ref: template.id,
-              actor,
-              message: `Created experiment template ${template.name}`,
-              data: {}
-            })
-            return template
-          })
-        )
-      })
+        const template: Template = { id: TemplateId.make(newId("tpl")), labId, ...input, createdAt: now, updatedAt: now }
+        yield* templates.insert(template)
+        yield* activity.record({
+          labId,
+          kind: "experiment_template.created",
+          ref: template.id,
+          actor,
+          message: `Created experiment template ${template.name}`,
+          data: {}
+        })
+        return template
+      }).pipe(inTransaction({ sql }))
 
-    return { list: (labId: string, page: PageQuery) => templates.list(labId, page), create: createTemplate }
+    return { list: (labId: LabId, page: PageQuery) => templates.page(labId, () => [], page), create }
   })
 }) {}

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
-import { Queue } from "./Experiment.js"
+import type { LabId } from "../labs/LabId.js"
+import { Queue, type QueueId } from "./Experiment.js"
 
 const Rows = Schema.Array(Schema.typeSchema(Queue))
 
@@ -26,7 +27,7 @@ export class QueuesRepo extends Effect.Service<QueuesRepo>()("QueuesRepo", {
         FROM experiments e WHERE e.queue_id = q.id AND e.status IN ('queued', 'running')
       ) s ON TRUE`
 
-    const list = (labId: string, page: PageQuery) =>
+    const list = (labId: LabId, page: PageQuery) =>
       Effect.gen(function* () {
         const rows = yield* sql`
           ${select(new Date())}
@@ -36,20 +37,20 @@ export class QueuesRepo extends Effect.Service<QueuesRepo>()("QueuesRepo", {
         return pageOf(yield* Schema.decodeUnknown(Rows)(rows), page.limit)
       }).pipe(Effect.orDie)
 
-    const find = (labId: string, id: string): Effect.Effect<Option.Option<Queue>> =>
+    const find = (labId: LabId, id: string): Effect.Effect<Option.Option<Queue>> =>
       Effect.gen(function* () {
         const rows = yield* sql`${select(new Date())} WHERE q.id = ${id} AND q.lab_id = ${labId}`
         return Option.fromNullable((yield* Schema.decodeUnknown(Rows)(rows))[0])
       }).pipe(Effect.orDie)
 
-    const findByName = (labId: string, name: string) =>
+    const findByName = (labId: LabId, name: string) =>
       Effect.map(
         Effect.orDie(sql`SELECT id FROM experiment_queues WHERE lab_id = ${labId} AND name = ${name}`),
         (rows) => rows.length > 0
       )
 
     /** Insert; SqlError (a unique violation on a race) is left to the caller. */
-    const insert = (q: { readonly id: string; readonly labId: string; readonly name: string; readonly createdAt: Date; readonly updatedAt: Date }) =>
+    const insert = (q: { readonly id: QueueId; readonly labId: LabId; readonly name: string; readonly createdAt: Date; readonly updatedAt: Date }) =>
       sql`INSERT INTO experiment_queues ${sql.insert(q)}`
 
     return { list, find, findByName, insert }

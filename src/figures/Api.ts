@@ -4,9 +4,9 @@ import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
-import { CreateFigure, Figure, FigureListParams, UpdateFigure } from "./Figure.js"
+import { CreateFigure, Figure, FigureId, FigureListParams, UpdateFigure } from "./Figure.js"
 
-const FigureId = Schema.Struct({ id: Schema.String })
+const FigurePath = Schema.Struct({ id: FigureId })
 const LabQuery = Schema.Struct({ labId: LabRef })
 
 /**
@@ -28,27 +28,27 @@ export class FiguresApi extends HttpApiGroup.make("figures")
   )
   .add(
     HttpApiEndpoint.get("get", "/figures/:id")
-      .setPath(FigureId)
+      .setPath(FigurePath)
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(Figure))
       .annotate(OpenApi.Summary, "One figure (extension)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/figures/:id")
-      .setPath(FigureId)
+      .setPath(FigurePath)
       .setPayload(UpdateFigure)
       .addSuccess(Envelope(Figure))
       .annotate(OpenApi.Summary, "Change a figure's title, caption or experiment (extension)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/figures/:id")
-      .setPath(FigureId)
+      .setPath(FigurePath)
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(Figure))
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Delete a registered figure; a git figure is deleted in the repository (extension)")
   )
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
+  .addError(ConflictWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}

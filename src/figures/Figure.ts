@@ -32,8 +32,13 @@ export const FigureSource = Schema.Literal("git", "api").annotations({
 })
 export type FigureSource = typeof FigureSource.Type
 
+export const FigureId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("FigureId")).annotations({
+  description: "fig_…"
+})
+export type FigureId = typeof FigureId.Type
+
 export const Figure = Schema.Struct({
-  id: Schema.String,
+  id: FigureId,
   labId: Schema.String,
   source: FigureSource,
   title: Schema.String.annotations({ description: "git figures: the file name until changed" }),

@@ -5,8 +5,10 @@ import * as Database from "../../layers/Database.js"
 import * as GitMemory from "../../layers/git/GitMemory.js"
 import { ActivityRepo } from "../../src/activity/ActivityRepo.js"
 import { SecretBox } from "../../src/common/SecretBox.js"
+import { FigureId } from "../../src/figures/Figure.js"
 import { FiguresRepo } from "../../src/figures/FiguresRepo.js"
 import { FilesRepo } from "../../src/files/FilesRepo.js"
+import { systemLab } from "../../src/labs/LabId.js"
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
 import { repoKeyOf } from "../../src/sync/RepoLink.js"
 import { SyncEngine } from "../../src/sync/SyncEngine.js"
@@ -46,14 +48,7 @@ const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rec
 const gitFigures = (labId: string) =>
   Effect.gen(function* () {
     const repo = yield* FiguresRepo
-    const page = yield* repo.list(labId, {
-      limit: 100,
-      cursor: Option.none(),
-      source: Option.some("git"),
-      experimentId: Option.none(),
-      from: Option.none(),
-      to: Option.none()
-    })
+    const page = yield* repo.list(systemLab(labId), { limit: 100, cursor: Option.none(), source: "git" })
     return new Map(page.items.map((f) => [f.path ?? "", f]))
   })
 
@@ -174,7 +169,7 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
       yield* engine.pull(labId, Option.none(), false)
       const now = new Date()
       yield* figures.insert({
-        id: "fig_registered",
+        id: FigureId.make("fig_registered"),
         labId,
         source: "api",
         title: "Registered",
@@ -195,6 +190,6 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
       yield* remotes.pushFromOutside(other, "main", { "kept.png": png(2), "new.gif": png(5) })
       yield* engine.pull(labId, Option.none(), false)
       expect([...(yield* gitFigures(labId)).keys()].sort()).toEqual(["/kept.png", "/new.gif"])
-      expect(Option.isSome(yield* figures.find(labId, "fig_registered"))).toBe(true)
+      expect(Option.isSome(yield* figures.find(systemLab(labId), FigureId.make("fig_registered")))).toBe(true)
     }))
 })
