@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Authentication } from "../auth/Authentication.js"
 import { Envelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { CostQuery, CostReport } from "./Cost.js"
 
 /** Catalog: GET /costs. */
@@ -17,6 +17,5 @@ export class CostsApi extends HttpApiGroup.make("costs")
   )
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
-  .addError(ConflictWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}

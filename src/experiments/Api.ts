@@ -42,6 +42,7 @@ const action = <N extends string>(name: N, verb: string, summary: string) =>
     .setPath(ExperimentPath)
     .setPayload(ExperimentAction)
     .addSuccess(Envelope(Experiment))
+    .addError(ConflictWire)
     .annotate(OpenApi.Summary, summary)
 
 /**
@@ -88,6 +89,7 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .addSuccess(Envelope(Experiment).annotations({ description: "{labId, queueId, experimentId}: the experiment is queued" }), {
         status: 202
       })
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Create a queue ({labId, name}) or enqueue a draft experiment ({labId, queueId, experimentId})")
   )
   .add(
@@ -114,6 +116,7 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .setPath(ExperimentPath)
       .setPayload(UpdateExperiment)
       .addSuccess(Envelope(Experiment))
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Change name, description, hypothesis, projectId, or params until it runs (extension)")
   )
   .add(action("cancel", "cancel", "draft, queued or running → cancelled (extension)"))
@@ -124,6 +127,7 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .setPath(ExperimentPath)
       .setPayload(LogMetrics)
       .addSuccess(Envelope(Schema.Array(MetricPoint)), { status: 201 })
+      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Append metric points to a running experiment (extension)")
   )
   .add(
@@ -135,7 +139,6 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
   )
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
-  .addError(ConflictWire)
   .middleware(Authentication)
   .prefix("/api/v1")
   .annotate(
