@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { changedFields, changeEntry, type LifecycleLog, removeLogged } from "../activity/Changes.js"
 import { InvalidField, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -12,8 +13,12 @@ import { type AgentFilter, AgentsRepo } from "./AgentsRepo.js"
 /** Clock skew tolerated on a lastActiveAt sent by a client. */
 const SKEW_MILLIS = 60_000
 
-/** The activity kind of a status change: agent.activated, agent.idled, agent.paused, agent.retired. */
-const VERB: Record<AgentStatus, string> = { active: "activated", idle: "idled", paused: "paused", retired: "retired" }
+/** Status changes are logged as agent.activated, agent.idled, agent.paused, agent.retired. */
+const LOG: LifecycleLog<AgentStatus> = {
+  kind: "agent",
+  label: "Agent",
+  verbs: { active: "activated", idle: "idled", paused: "paused", retired: "retired" }
+}
 
 const FIELDS = ["name", "role", "model", "status", "lastActiveAt"] as const
 
@@ -89,37 +94,20 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: AgentId, patch:
   Effect.gen(function* () {
     const current = yield* orNotFound(RESOURCE, id)(repo.findForUpdate(labId, id))
     const next = yield* patched(repo, labId, current, patch)
-    const changed = FIELDS.filter((field) => String(next[field]?.valueOf()) !== String(current[field]?.valueOf()))
+    const changed = changedFields(FIELDS, current, next)
     if (changed.length === 0) return current
     const updated: Agent = { ...next, updatedAt: new Date() }
     yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
-    const moved = updated.status !== current.status
-    yield* activity.record({
-      labId,
-      kind: moved ? `agent.${VERB[updated.status]}` : "agent.updated",
-      ref: id,
-      actor,
-      message: moved
-        ? `Agent ${updated.name}: ${current.status} → ${updated.status}`
-        : `Updated agent ${updated.name} (${changed.join(", ")})`,
-      data: { changed, ...(moved ? { from: current.status, to: updated.status } : {}) }
-    })
+    yield* activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.name, current.status, updated.status, changed) })
     return updated
   }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-const remove = ({ sql, repo, activity }: Deps, labId: LabId, id: AgentId, actor: string) =>
-  Effect.gen(function* () {
-    const deleted = yield* orNotFound(RESOURCE, id)(repo.remove(labId, id))
-    yield* activity.record({
-      labId,
-      kind: "agent.deleted",
-      ref: id,
-      actor,
-      message: `Deleted agent ${deleted.name}`,
-      data: { name: deleted.name, status: deleted.status }
-    })
-    return deleted
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+const remove = (deps: Deps, labId: LabId, id: AgentId, actor: string) =>
+  removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({
+    kind: "agent.deleted",
+    message: `Deleted agent ${deleted.name}`,
+    data: { name: deleted.name, status: deleted.status }
+  }))
 
 /**
  * The agent a write is attributed to, locked for the caller's transaction:

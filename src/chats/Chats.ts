@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { changedFields } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { KnowledgeBase } from "../knowledge/KnowledgeBase.js"
@@ -110,7 +111,7 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ChatId, patch: 
       return yield* conflict(id, `chat ${id} was promoted to ${as} ${ref}: its outcome can no longer change`)
     }
     const next: Chat = { ...current, title: patch.title === undefined ? current.title : patch.title, outcome }
-    const changed = (["title", "outcome"] as const).filter((f) => next[f] !== current[f])
+    const changed = changedFields(["title", "outcome"] as const, current, next)
     if (changed.length === 0) return yield* detail(repo, current)
     const updated: Chat = { ...next, updatedAt: new Date() }
     yield* repo.update(updated)

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { changedFields, removeLogged } from "../activity/Changes.js"
 import { orNotFound } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -75,7 +76,7 @@ const update = (
       sources: patch.sources ?? current.sources,
       tags: patch.tags ?? current.tags
     }
-    const changed = FIELDS.filter((f) => JSON.stringify(next[f]) !== JSON.stringify(current[f]))
+    const changed = changedFields(FIELDS, current, next)
     if (changed.length === 0) return current
     const updated: KnowledgeEntry = { ...next, updatedAt: new Date() }
     yield* repo.update(updated)
@@ -90,19 +91,12 @@ const update = (
     return updated
   }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-const remove = ({ sql, repo, activity }: Deps, labId: LabId, id: KnowledgeId, actor: string) =>
-  Effect.gen(function* () {
-    const deleted = yield* orNotFound(RESOURCE, id)(repo.remove(labId, id))
-    yield* activity.record({
-      labId,
-      kind: "knowledge.deleted",
-      ref: id,
-      actor,
-      message: `Deleted knowledge: ${deleted.title}`,
-      data: { title: deleted.title }
-    })
-    return deleted
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+const remove = (deps: Deps, labId: LabId, id: KnowledgeId, actor: string) =>
+  removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({
+    kind: "knowledge.deleted",
+    message: `Deleted knowledge: ${deleted.title}`,
+    data: { title: deleted.title }
+  }))
 
 /** The lab's curated knowledge: entries written directly or promoted from a chat's outcome. */
 export class KnowledgeBase extends Effect.Service<KnowledgeBase>()("KnowledgeBase", {

@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { changedFields, changeEntry, type LifecycleLog } from "../activity/Changes.js"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -22,8 +23,12 @@ import {
 import { type ProjectFilter, ProjectsRepo } from "./ProjectsRepo.js"
 import { References } from "../common/References.js"
 
-/** The activity kind of a status change. */
-const VERB: Record<ProjectStatus, string> = { active: "resumed", paused: "paused", completed: "completed", archived: "archived" }
+/** How status changes are logged. */
+const LOG: LifecycleLog<ProjectStatus> = {
+  kind: "project",
+  label: "Project",
+  verbs: { active: "resumed", paused: "paused", completed: "completed", archived: "archived" }
+}
 
 const FIELDS = ["name", "description", "status"] as const
 
@@ -91,20 +96,11 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ProjectId, patc
   Effect.gen(function* () {
     const current = yield* orNotFound(RESOURCE, id)(repo.findForUpdate(labId, id))
     const next = yield* patched(repo, labId, current, patch)
-    const changed = FIELDS.filter((f) => next[f] !== current[f])
+    const changed = changedFields(FIELDS, current, next)
     if (changed.length === 0) return yield* detail(repo, current)
     const updated: Project = { ...next, updatedAt: new Date() }
     yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
-    const { status } = updated
-    const moved = status !== current.status
-    yield* activity.record({
-      labId,
-      kind: moved ? `project.${VERB[status]}` : "project.updated",
-      ref: id,
-      actor,
-      message: moved ? `Project ${updated.name}: ${current.status} → ${status}` : `Updated project ${updated.name} (${changed.join(", ")})`,
-      data: { changed, ...(moved ? { from: current.status, to: status } : {}) }
-    })
+    yield* activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.name, current.status, updated.status, changed) })
     return yield* detail(repo, updated)
   }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 

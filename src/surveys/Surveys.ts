@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { changedFields, changeEntry, type LifecycleLog, removeLogged } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -9,8 +10,12 @@ import type { LabId } from "../labs/LabId.js"
 import { type CreateSurvey, type Survey, SurveyId, SurveyLifecycle, type SurveyStatus, type UpdateSurvey } from "./Survey.js"
 import { type SurveyFilter, SurveysRepo } from "./SurveysRepo.js"
 
-/** The activity kind of a status change. */
-const VERB: Record<SurveyStatus, string> = { draft: "drafted", in_progress: "started", completed: "completed", archived: "archived" }
+/** How status changes are logged. */
+const LOG: LifecycleLog<SurveyStatus> = {
+  kind: "survey",
+  label: "Survey",
+  verbs: { draft: "drafted", in_progress: "started", completed: "completed", archived: "archived" }
+}
 
 const FIELDS = ["topic", "question", "findings", "linkedPaperIds", "tags", "status"] as const
 
@@ -77,36 +82,20 @@ const update = (deps: Deps, labId: LabId, id: SurveyId, patch: Omit<UpdateSurvey
   Effect.gen(function* () {
     const current = yield* orNotFound(RESOURCE, id)(deps.repo.findForUpdate(labId, id))
     const next = yield* patched(deps.references, labId, current, patch)
-    const changed = FIELDS.filter((f) => JSON.stringify(next[f]) !== JSON.stringify(current[f]))
+    const changed = changedFields(FIELDS, current, next)
     if (changed.length === 0) return current
     const updated: Survey = { ...next, updatedAt: new Date() }
     yield* deps.repo.update(updated)
-    const { status } = updated
-    const moved = status !== current.status
-    yield* deps.activity.record({
-      labId,
-      kind: moved ? `survey.${VERB[status]}` : "survey.updated",
-      ref: id,
-      actor,
-      message: moved ? `Survey ${updated.topic}: ${current.status} → ${status}` : `Updated survey ${updated.topic} (${changed.join(", ")})`,
-      data: { changed, ...(moved ? { from: current.status, to: status } : {}) }
-    })
+    yield* deps.activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.topic, current.status, updated.status, changed) })
     return updated
   }).pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-const remove = ({ sql, repo, activity }: Deps, labId: LabId, id: SurveyId, actor: string) =>
-  Effect.gen(function* () {
-    const deleted = yield* orNotFound(RESOURCE, id)(repo.remove(labId, id))
-    yield* activity.record({
-      labId,
-      kind: "survey.deleted",
-      ref: id,
-      actor,
-      message: `Deleted survey ${deleted.topic}`,
-      data: { topic: deleted.topic, status: deleted.status }
-    })
-    return deleted
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+const remove = (deps: Deps, labId: LabId, id: SurveyId, actor: string) =>
+  removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({
+    kind: "survey.deleted",
+    message: `Deleted survey ${deleted.topic}`,
+    data: { topic: deleted.topic, status: deleted.status }
+  }))
 
 /** Literature surveys: draft → in_progress → completed, archived from any state (final, read-only). */
 export class Surveys extends Effect.Service<Surveys>()("Surveys", {

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { orNotFound } from "../common/DomainErrors.js"
+import { removeLogged } from "../activity/Changes.js"
 import { newId } from "../common/Ids.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateTask, type Task, TaskId } from "./Task.js"
@@ -33,18 +33,11 @@ export class Tasks extends Effect.Service<Tasks>()("Tasks", {
     }
 
     const remove = (labId: LabId, id: TaskId, actor: string) =>
-      Effect.gen(function* () {
-        const deleted = yield* orNotFound("task", id)(repo.remove(labId, id))
-        yield* activity.record({
-          labId,
-          kind: "task.deleted",
-          ref: id,
-          actor,
-          message: `Deleted task ${deleted.title}`,
-          data: { title: deleted.title }
-        })
-        return deleted
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      removeLogged({ sql, activity }, { labId, resource: "task", id, actor }, repo.remove(labId, id), (deleted) => ({
+        kind: "task.deleted",
+        message: `Deleted task ${deleted.title}`,
+        data: { title: deleted.title }
+      }))
 
     return { list: (labId: LabId, filter: TaskFilter) => repo.list(labId, filter), create, remove }
   })
