@@ -2,17 +2,16 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
 import { okPage } from "../http/Envelope.js"
+import { LabRequests } from "../http/LabRequests.js"
 import { pageQuery } from "../http/Pagination.js"
-import { Labs } from "../labs/Labs.js"
 import { ActivityRepo } from "./ActivityRepo.js"
 
 export const ActivityHttp = HttpApiBuilder.group(Api, "activity", (handlers) =>
   Effect.gen(function* () {
-    const labs = yield* Labs
+    const lab = yield* LabRequests
     const activity = yield* ActivityRepo
     return handlers.handle("list", ({ urlParams: { labId, ...page } }) =>
-      Effect.all([labs.access(labId, "read"), pageQuery(page)]).pipe(
-        Effect.flatMap(([lab, page]) => activity.list(lab.id, page)),
+      lab.read(labId, (scope) => Effect.flatMap(pageQuery(page), (page) => activity.list(scope.labId, page))).pipe(
         Effect.flatMap(okPage)
       )
     )

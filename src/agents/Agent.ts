@@ -15,8 +15,13 @@ export const AgentLifecycle: Transitions<AgentStatus> = {
   retired: []
 }
 
+export const AgentId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("AgentId")).annotations({
+  description: "agent_…"
+})
+export type AgentId = typeof AgentId.Type
+
 export const Agent = Schema.Struct({
-  id: Schema.String.annotations({ description: "agent_…" }),
+  id: AgentId,
   labId: Schema.String,
   name: Schema.String.annotations({ description: "unique in the lab (case-insensitive)" }),
   role: Schema.String.annotations({ description: "what the agent does, free text" }),

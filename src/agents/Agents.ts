@@ -1,18 +1,133 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { changedFields, changeEntry, type LifecycleLog, removeLogged } from "../activity/Changes.js"
+import { InvalidField, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
-import { Conflict, NotFound, ValidationError } from "../http/Errors.js"
-import { type Agent, AgentLifecycle, type AgentStatus, type CreateAgent, type UpdateAgent } from "./Agent.js"
+import type { LabId } from "../labs/LabId.js"
+import { type Agent, AgentId, AgentLifecycle, type AgentStatus, type CreateAgent, type UpdateAgent } from "./Agent.js"
 import { type AgentFilter, AgentsRepo } from "./AgentsRepo.js"
 
 /** Clock skew tolerated on a lastActiveAt sent by a client. */
 const SKEW_MILLIS = 60_000
 
-/** The activity kind of a status change: agent.activated, agent.idled, agent.paused, agent.retired. */
-const VERB: Record<AgentStatus, string> = { active: "activated", idle: "idled", paused: "paused", retired: "retired" }
+/** Status changes are logged as agent.activated, agent.idled, agent.paused, agent.retired. */
+const LOG: LifecycleLog<AgentStatus> = {
+  kind: "agent",
+  label: "Agent",
+  verbs: { active: "activated", idle: "idled", paused: "paused", retired: "retired" }
+}
+
+const FIELDS = ["name", "role", "model", "status", "lastActiveAt"] as const
+
+const RESOURCE = "agent"
+
+interface Deps {
+  readonly sql: SqlClient.SqlClient
+  readonly repo: AgentsRepo
+  readonly activity: ActivityRepo
+}
+
+const nameTaken = (repo: AgentsRepo, labId: LabId, name: string, self?: string) =>
+  Effect.flatMap(repo.findByName(labId, name), (found) =>
+    Option.isSome(found) && found.value.id !== self
+      ? Effect.fail(
+          new StateConflict({
+            resource: RESOURCE,
+            id: found.value.id,
+            problem: `the lab has an agent named ${found.value.name} already: ${found.value.id}`
+          })
+        )
+      : Effect.void
+  )
+
+const uniqueName = (name: string) => (error: unknown) =>
+  isUniqueViolation(error)
+    ? Effect.fail(new StateConflict({ resource: RESOURCE, id: name, problem: `the lab has an agent named ${name} already` }))
+    : Effect.die(error)
+
+const create = ({ sql, repo, activity }: Deps, labId: LabId, input: Omit<CreateAgent, "labId">, actor: string) =>
+  Effect.gen(function* () {
+    yield* nameTaken(repo, labId, input.name)
+    const now = new Date()
+    const id = AgentId.make(newId("agent"))
+    const agent: Agent = { id, labId, ...input, status: "idle", lastActiveAt: null, createdAt: now, updatedAt: now }
+    yield* Effect.catchAll(repo.insert(agent), uniqueName(input.name))
+    yield* activity.record({
+      labId,
+      kind: "agent.created",
+      ref: agent.id,
+      actor,
+      message: `Created agent ${agent.name} (${agent.model})`,
+      data: { name: agent.name, role: agent.role, model: agent.model }
+    })
+    return agent
+  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+/** The agent as the patch leaves it, once the lifecycle, the clock and the name allow it. */
+const patched = (repo: AgentsRepo, labId: LabId, current: Agent, patch: Omit<UpdateAgent, "labId">) =>
+  Effect.gen(function* () {
+    const id = current.id
+    if (current.status === "retired") {
+      return yield* new StateConflict({ resource: RESOURCE, id, problem: `agent ${id} is retired, a final state: it cannot be changed` })
+    }
+    const status = patch.status ?? current.status
+    if (status !== current.status) yield* transition(`agent ${id}`, AgentLifecycle, current.status, status)
+    if (patch.lastActiveAt !== undefined && patch.lastActiveAt.getTime() > Date.now() + SKEW_MILLIS) {
+      return yield* new InvalidField({ field: "lastActiveAt", problem: "must not be in the future" })
+    }
+    if (patch.name !== undefined) yield* nameTaken(repo, labId, patch.name, id)
+    const next: Agent = {
+      ...current,
+      name: patch.name ?? current.name,
+      role: patch.role ?? current.role,
+      model: patch.model ?? current.model,
+      status,
+      lastActiveAt: patch.lastActiveAt ?? current.lastActiveAt
+    }
+    return next
+  })
+
+const update = ({ sql, repo, activity }: Deps, labId: LabId, id: AgentId, patch: Omit<UpdateAgent, "labId">, actor: string) =>
+  Effect.gen(function* () {
+    const current = yield* orNotFound(RESOURCE, id)(repo.findForUpdate(labId, id))
+    const next = yield* patched(repo, labId, current, patch)
+    const changed = changedFields(FIELDS, current, next)
+    if (changed.length === 0) return current
+    const updated: Agent = { ...next, updatedAt: new Date() }
+    yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
+    yield* activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.name, current.status, updated.status, changed) })
+    return updated
+  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+
+const remove = (deps: Deps, labId: LabId, id: AgentId, actor: string) =>
+  removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({
+    kind: "agent.deleted",
+    message: `Deleted agent ${deleted.name}`,
+    data: { name: deleted.name, status: deleted.status }
+  }))
+
+/**
+ * The agent a write is attributed to, locked for the caller's transaction:
+ * 422 naming `field` when the lab has no such agent, 409 when it is retired.
+ */
+const requireAgent =
+  (repo: AgentsRepo) =>
+  (labId: LabId, agentId: string, field = "agentId"): Effect.Effect<Agent, InvalidField | StateConflict> =>
+    Effect.flatMap(
+      repo.findForUpdate(labId, agentId),
+      Option.match({
+        onNone: () => Effect.fail(new InvalidField({ field, problem: `no agent ${agentId} in this lab` })),
+        onSome: (agent): Effect.Effect<Agent, InvalidField | StateConflict> =>
+          agent.status === "retired"
+            ? Effect.fail(
+                new StateConflict({ resource: RESOURCE, id: agentId, problem: `agent ${agentId} is retired: it cannot record anything` })
+              )
+            : Effect.succeed(agent)
+      })
+    )
 
 /**
  * The lab's AI agents. Their lifecycle is enforced (retired is final); other
@@ -22,129 +137,18 @@ const VERB: Record<AgentStatus, string> = { active: "activated", idle: "idled", 
 export class Agents extends Effect.Service<Agents>()("Agents", {
   dependencies: [AgentsRepo.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const repo = yield* AgentsRepo
-    const activity = yield* ActivityRepo
-
-    const notFound = (id: string) => new NotFound({ message: `no agent ${id} in this lab` })
-
-    const get = (labId: string, id: string) =>
-      Effect.flatMap(repo.find(labId, id), Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed }))
-
-    const nameTaken = (labId: string, name: string, self?: string) =>
-      Effect.flatMap(repo.findByName(labId, name), (found) =>
-        Option.isSome(found) && found.value.id !== self
-          ? Effect.fail(new Conflict({ message: `the lab has an agent named ${found.value.name} already: ${found.value.id}` }))
-          : Effect.void
-      )
-
-    const uniqueName = (name: string) => (error: unknown) =>
-      isUniqueViolation(error)
-        ? Effect.fail(new Conflict({ message: `the lab has an agent named ${name} already` }))
-        : Effect.die(error)
-
-    const create = (labId: string, input: Omit<CreateAgent, "labId">, actor: string) =>
-      Effect.gen(function* () {
-        yield* nameTaken(labId, input.name)
-        const now = new Date()
-        const agent: Agent = { id: newId("agent"), labId, ...input, status: "idle", lastActiveAt: null, createdAt: now, updatedAt: now }
-        yield* Effect.catchAll(repo.insert(agent), uniqueName(input.name))
-        yield* activity.record({
-          labId,
-          kind: "agent.created",
-          ref: agent.id,
-          actor,
-          message: `Created agent ${agent.name} (${agent.model})`,
-          data: { name: agent.name, role: agent.role, model: agent.model }
-        })
-        return agent
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-
-    const update = (labId: string, id: string, patch: Omit<UpdateAgent, "labId">, actor: string) =>
-      Effect.gen(function* () {
-        const current = yield* Effect.flatMap(
-          repo.findForUpdate(labId, id),
-          Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed })
-        )
-        if (current.status === "retired") {
-          return yield* new Conflict({ message: `agent ${id} is retired, a final state: it cannot be changed` })
-        }
-        const status = patch.status ?? current.status
-        if (status !== current.status) yield* transition(`agent ${id}`, AgentLifecycle, current.status, status)
-        if (patch.lastActiveAt !== undefined && patch.lastActiveAt.getTime() > Date.now() + SKEW_MILLIS) {
-          return yield* new ValidationError({ message: "lastActiveAt: must not be in the future" })
-        }
-        if (patch.name !== undefined) yield* nameTaken(labId, patch.name, id)
-        const next: Agent = {
-          ...current,
-          name: patch.name ?? current.name,
-          role: patch.role ?? current.role,
-          model: patch.model ?? current.model,
-          status,
-          lastActiveAt: patch.lastActiveAt ?? current.lastActiveAt
-        }
-        const changed = (["name", "role", "model", "status", "lastActiveAt"] as const).filter(
-          (field) => String(next[field]?.valueOf()) !== String(current[field]?.valueOf())
-        )
-        if (changed.length === 0) return current
-        const updated: Agent = { ...next, updatedAt: new Date() }
-        yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
-        yield* activity.record({
-          labId,
-          kind: status !== current.status ? `agent.${VERB[status]}` : "agent.updated",
-          ref: id,
-          actor,
-          message:
-            status !== current.status
-              ? `Agent ${updated.name}: ${current.status} → ${status}`
-              : `Updated agent ${updated.name} (${changed.join(", ")})`,
-          data: { changed, ...(status !== current.status ? { from: current.status, to: status } : {}) }
-        })
-        return updated
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-
-    const remove = (labId: string, id: string, actor: string) =>
-      Effect.gen(function* () {
-        const deleted = yield* Effect.flatMap(
-          repo.delete(labId, id),
-          Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed })
-        )
-        yield* activity.record({
-          labId,
-          kind: "agent.deleted",
-          ref: id,
-          actor,
-          message: `Deleted agent ${deleted.name}`,
-          data: { name: deleted.name, status: deleted.status }
-        })
-        return deleted
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-
-    /**
-     * The agent a write is attributed to, locked for the caller's transaction:
-     * 422 naming `field` when the lab has no such agent, 409 when it is retired.
-     */
-    const requireAgent = (labId: string, agentId: string, field = "agentId"): Effect.Effect<Agent, ValidationError | Conflict> =>
-      Effect.flatMap(
-        repo.findForUpdate(labId, agentId),
-        Option.match({
-          onNone: () => Effect.fail(new ValidationError({ message: `${field}: no agent ${agentId} in this lab` })),
-          onSome: (agent): Effect.Effect<Agent, ValidationError | Conflict> =>
-            agent.status === "retired"
-              ? Effect.fail(new Conflict({ message: `agent ${agentId} is retired: it cannot record anything` }))
-              : Effect.succeed(agent)
-        })
-      )
-
+    const deps: Deps = { sql: yield* SqlClient.SqlClient, repo: yield* AgentsRepo, activity: yield* ActivityRepo }
+    const { repo } = deps
     return {
-      list: (labId: string, filter: AgentFilter) => repo.list(labId, filter),
-      get,
-      create,
-      update,
-      remove,
-      requireAgent,
+      list: (labId: LabId, filter: AgentFilter) => repo.list(labId, filter),
+      get: (labId: LabId, id: AgentId) => orNotFound(RESOURCE, id)(repo.find(labId, id)),
+      create: (labId: LabId, input: Omit<CreateAgent, "labId">, actor: string) => create(deps, labId, input, actor),
+      update: (labId: LabId, id: AgentId, patch: Omit<UpdateAgent, "labId">, actor: string) =>
+        update(deps, labId, id, patch, actor),
+      remove: (labId: LabId, id: AgentId, actor: string) => remove(deps, labId, id, actor),
+      requireAgent: requireAgent(repo),
       /** The agent did something at `at`: lastActiveAt moves forward (in the caller's transaction). */
-      touch: (labId: string, agentId: string, at: Date) => repo.touch(labId, agentId, at)
+      touch: (labId: LabId, agentId: string, at: Date) => repo.touch(labId, agentId, at)
     }
   })
 }) {}

@@ -5,9 +5,9 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { Agent, AgentStatus, CreateAgent, UpdateAgent } from "./Agent.js"
+import { Agent, AgentId, AgentStatus, CreateAgent, UpdateAgent } from "./Agent.js"
 
-export const AgentId = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) })
+const AgentPath = Schema.Struct({ id: AgentId })
 
 /** GET /agents is the catalog route; creating, reading one, changing and deleting agents are extensions. */
 export class AgentsApi extends HttpApiGroup.make("agents")
@@ -25,21 +25,21 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.get("get", "/agents/:id")
-      .setPath(AgentId)
+      .setPath(AgentPath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(Agent))
       .annotate(OpenApi.Summary, "One agent (extension)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/agents/:id")
-      .setPath(AgentId)
+      .setPath(AgentPath)
       .setPayload(UpdateAgent)
       .addSuccess(Envelope(Agent))
       .annotate(OpenApi.Summary, "Change an agent or move it through its lifecycle (extension)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/agents/:id")
-      .setPath(AgentId)
+      .setPath(AgentPath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(Agent))
       .annotate(OpenApi.Summary, "Delete an agent (extension); its memory entries and standups stay")

@@ -1,49 +1,32 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
-import { CurrentPrincipal } from "../auth/Principal.js"
 import { ok, okPage } from "../http/Envelope.js"
+import { LabRequests } from "../http/LabRequests.js"
 import { pageQuery } from "../http/Pagination.js"
-import { Labs } from "../labs/Labs.js"
 import { Agents } from "./Agents.js"
 
 export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
   Effect.gen(function* () {
-    const labs = yield* Labs
+    const lab = yield* LabRequests
     const agents = yield* Agents
     return handlers
       .handle("list", ({ urlParams: { labId, status, ...page } }) =>
-        Effect.all([labs.access(labId, "read"), pageQuery(page)]).pipe(
-          Effect.flatMap(([lab, page]) => agents.list(lab.id, { ...page, status: Option.fromNullable(status) })),
-          Effect.flatMap(okPage)
-        )
+        lab.read(labId, (scope) =>
+          Effect.flatMap(pageQuery(page), (page) => agents.list(scope.labId, { ...page, status: Option.fromNullable(status) }))
+        ).pipe(Effect.flatMap(okPage))
       )
       .handle("create", ({ payload: { labId, ...input } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "write")
-          const principal = yield* CurrentPrincipal
-          return yield* ok(yield* agents.create(lab.id, input, principal.id))
-        })
+        lab.write(labId, (scope) => agents.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
       )
       .handle("get", ({ path, urlParams }) =>
-        labs.access(urlParams.labId, "read").pipe(
-          Effect.flatMap((lab) => agents.get(lab.id, path.id)),
-          Effect.flatMap(ok)
-        )
+        lab.read(urlParams.labId, (scope) => agents.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
       )
       .handle("update", ({ path, payload: { labId, ...patch } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "write")
-          const principal = yield* CurrentPrincipal
-          return yield* ok(yield* agents.update(lab.id, path.id, patch, principal.id))
-        })
+        lab.write(labId, (scope) => agents.update(scope.labId, path.id, patch, scope.actor)).pipe(Effect.flatMap(ok))
       )
       .handle("delete", ({ path, urlParams }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(urlParams.labId, "write")
-          const principal = yield* CurrentPrincipal
-          return yield* ok(yield* agents.remove(lab.id, path.id, principal.id))
-        })
+        lab.write(urlParams.labId, (scope) => agents.remove(scope.labId, path.id, scope.actor)).pipe(Effect.flatMap(ok))
       )
   })
 )

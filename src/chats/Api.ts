@@ -5,9 +5,9 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { AddMessage, Chat, ChatDetail, ChatMessage, ChatQuery, CreateChat, PromoteChat, PromotionResult, UpdateChat } from "./Chat.js"
+import { AddMessage, Chat, ChatDetail, ChatId, ChatMessage, ChatQuery, CreateChat, PromoteChat, PromotionResult, UpdateChat } from "./Chat.js"
 
-const ChatId = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) })
+const ChatPath = Schema.Struct({ id: ChatId })
 
 /** POST /chats/{id}/promote is the catalog route; the chat store around it is an extension. */
 export class ChatsApi extends HttpApiGroup.make("chats")
@@ -25,28 +25,28 @@ export class ChatsApi extends HttpApiGroup.make("chats")
   )
   .add(
     HttpApiEndpoint.get("get", "/chats/:id")
-      .setPath(ChatId)
+      .setPath(ChatPath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(ChatDetail))
       .annotate(OpenApi.Summary, "One chat with its messages in order (extension)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/chats/:id")
-      .setPath(ChatId)
+      .setPath(ChatPath)
       .setPayload(UpdateChat)
       .addSuccess(Envelope(ChatDetail))
       .annotate(OpenApi.Summary, "Set a chat's title or outcome (extension); the outcome is frozen once promoted")
   )
   .add(
     HttpApiEndpoint.post("addMessage", "/chats/:id/messages")
-      .setPath(ChatId)
+      .setPath(ChatPath)
       .setPayload(AddMessage)
       .addSuccess(Envelope(ChatMessage), { status: 201 })
       .annotate(OpenApi.Summary, "Append a message (extension)")
   )
   .add(
     HttpApiEndpoint.post("promote", "/chats/:id/promote")
-      .setPath(ChatId)
+      .setPath(ChatPath)
       .setPayload(PromoteChat)
       .addSuccess(Envelope(PromotionResult), { status: 201 })
       .annotate(

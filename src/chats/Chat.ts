@@ -20,8 +20,13 @@ export const Promotion = Schema.Struct({
   at: Timestamp
 }).annotations({ identifier: "ChatPromotion" })
 
+export const ChatId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ChatId")).annotations({
+  description: "chat_…"
+})
+export type ChatId = typeof ChatId.Type
+
 export const Chat = Schema.Struct({
-  id: Schema.String.annotations({ description: "chat_…" }),
+  id: ChatId,
   labId: Schema.String,
   title: Schema.NullOr(Schema.String),
   outcome: Schema.NullOr(Schema.String).annotations({ description: "the chat's conclusion (markdown); what promote turns into knowledge or a task" }),

@@ -1,14 +1,16 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import type { Fragment } from "@effect/sql/Statement"
-import { Effect, Option, Schema } from "effect"
+import { SqlSchema } from "@effect/sql"
+import { Effect, Schema } from "effect"
 import { Timestamp } from "../common/Schemas.js"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
-import { type Chat, ChatMessage, PromotionKind } from "./Chat.js"
+import { makeLabTable } from "../db/LabTable.js"
+import type { PageQuery } from "../http/Pagination.js"
+import type { LabId } from "../labs/LabId.js"
+import { Chat, ChatId, ChatMessage, PromotionKind } from "./Chat.js"
 
 const Date_ = Schema.typeSchema(Timestamp)
 
-const Row = Schema.Struct({
-  id: Schema.String,
+/** A chat as stored: its promotion in three columns, all null until it is promoted. */
+const Stored = Schema.Struct({
+  id: ChatId,
   labId: Schema.String,
   title: Schema.NullOr(Schema.String),
   outcome: Schema.NullOr(Schema.String),
@@ -20,91 +22,48 @@ const Row = Schema.Struct({
   createdAt: Date_,
   updatedAt: Date_
 })
-type Row = typeof Row.Type
 
-const toChat = ({ promotedAs, promotedRef, promotedAt, ...rest }: Row): Chat => ({
+const stored = ({ promotion, ...rest }: Chat): typeof Stored.Type => ({
   ...rest,
-  promotion: promotedAs !== null && promotedRef !== null && promotedAt !== null ? { as: promotedAs, ref: promotedRef, at: promotedAt } : null
+  promotedAs: promotion?.as ?? null,
+  promotedRef: promotion?.ref ?? null,
+  promotedAt: promotion?.at ?? null
+})
+
+const Row = Schema.transform(Stored, Schema.typeSchema(Chat), {
+  strict: true,
+  decode: ({ promotedAs, promotedRef, promotedAt, ...rest }) => ({
+    ...rest,
+    promotion: promotedAs !== null && promotedRef !== null && promotedAt !== null ? { as: promotedAs, ref: promotedRef, at: promotedAt } : null
+  }),
+  encode: stored
 })
 
 const MessageRow = Schema.typeSchema(ChatMessage)
-const Key = Schema.Struct({ labId: Schema.String, id: Schema.String })
 
 export interface ChatFilter extends PageQuery {
   readonly from?: Date | undefined
   readonly to?: Date | undefined
 }
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
-
 export class ChatsRepo extends Effect.Service<ChatsRepo>()("ChatsRepo", {
-  effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const when = <A>(value: A | undefined, f: (a: A) => Fragment): Fragment => (value === undefined ? sql`TRUE` : f(value))
-
-    const list = (labId: string, filter: ChatFilter) =>
-      Effect.gen(function* () {
-        const rows = yield* sql`
-          SELECT * FROM chats
-          WHERE lab_id = ${labId}
-            AND ${when(filter.from, (d) => sql`created_at >= ${d}`)}
-            AND ${when(filter.to, (d) => sql`created_at < ${d}`)}
-            AND ${keyset(sql, filter.cursor)}
-          ORDER BY created_at DESC, id DESC
-          LIMIT ${filter.limit + 1}`
-        return pageOf((yield* decodeRows(rows)).map(toChat), filter.limit)
-      })
-
-    const find = SqlSchema.findOne({
-      Request: Key,
-      Result: Row,
-      execute: ({ labId, id }) => sql`SELECT * FROM chats WHERE id = ${id} AND lab_id = ${labId}`
-    })
-
-    const findForUpdate = SqlSchema.findOne({
-      Request: Key,
-      Result: Row,
-      execute: ({ labId, id }) => sql`SELECT * FROM chats WHERE id = ${id} AND lab_id = ${labId} FOR UPDATE`
-    })
-
+  effect: Effect.map(makeLabTable({ table: "chats", row: Row, columns: stored }), (table) => {
+    const sql = table.sql
     const messages = SqlSchema.findAll({
       Request: Schema.String,
       Result: MessageRow,
       execute: (chatId) =>
         sql`SELECT id, chat_id, seq, role, content, created_at FROM chat_messages WHERE chat_id = ${chatId} ORDER BY seq`
     })
-
     return {
-      list: (labId: string, filter: ChatFilter) => Effect.orDie(list(labId, filter)),
-      find: (labId: string, id: string): Effect.Effect<Option.Option<Chat>> =>
-        Effect.orDie(Effect.map(find({ labId, id }), Option.map(toChat))),
-      findForUpdate: (labId: string, id: string): Effect.Effect<Option.Option<Chat>> =>
-        Effect.orDie(Effect.map(findForUpdate({ labId, id }), Option.map(toChat))),
-      messages: (chatId: string): Effect.Effect<ReadonlyArray<ChatMessage>> => Effect.orDie(messages(chatId)),
-      insert: (chat: Chat) => {
-        const { promotion, ...rest } = chat
-        return Effect.orDie(
-          sql`INSERT INTO chats ${sql.insert({
-            ...rest,
-            promotedAs: promotion?.as ?? null,
-            promotedRef: promotion?.ref ?? null,
-            promotedAt: promotion?.at ?? null
-          })}`
-        )
-      },
-      update: (chat: Chat) =>
-        Effect.orDie(
-          sql`UPDATE chats SET ${sql.update({
-            title: chat.title,
-            outcome: chat.outcome,
-            promotedAs: chat.promotion?.as ?? null,
-            promotedRef: chat.promotion?.ref ?? null,
-            promotedAt: chat.promotion?.at ?? null,
-            messageCount: chat.messageCount,
-            updatedAt: chat.updatedAt
-          })} WHERE id = ${chat.id} AND lab_id = ${chat.labId}`
-        ),
-      insertMessage: (labId: string, message: ChatMessage) =>
+      find: table.find,
+      findForUpdate: table.findForUpdate,
+      insert: (chat: Chat) => Effect.orDie(table.insert(chat)),
+      update: (chat: Chat) => Effect.orDie(table.update(chat)),
+      list: (labId: LabId, filter: ChatFilter) =>
+        table.page(labId, (where) => [where.createdFrom(filter.from), where.createdBefore(filter.to)], filter),
+      messages: (chatId: ChatId): Effect.Effect<ReadonlyArray<ChatMessage>> => Effect.orDie(messages(chatId)),
+      insertMessage: (labId: LabId, message: ChatMessage) =>
         Effect.orDie(sql`INSERT INTO chat_messages ${sql.insert({ ...message, labId })}`)
     }
   })

@@ -1,7 +1,9 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
+import { Timestamp } from "../common/Schemas.js"
+import { makeLabTable } from "../db/LabTable.js"
 import type { Cursor } from "../http/Pagination.js"
-import { Contribution, type ContributorKind, ContributorSummary } from "./Contribution.js"
+import type { LabId } from "../labs/LabId.js"
+import { Contribution, ContributorKind, ContributorSummary } from "./Contribution.js"
 
 const Row = Schema.typeSchema(Contribution)
 const SummaryRow = Schema.typeSchema(ContributorSummary)
@@ -16,17 +18,18 @@ export interface ContributionFilter {
 }
 
 /** A recorded contribution as stored. */
-export type RecordedRow = {
-  readonly id: string
-  readonly labId: string
-  readonly contributor: string
-  readonly contributorKind: ContributorKind
-  readonly kind: string
-  readonly ref: string | null
-  readonly summary: string
-  readonly recordedBy: string
-  readonly createdAt: Date
-}
+const RecordedRow = Schema.Struct({
+  id: Schema.String,
+  labId: Schema.String,
+  contributor: Schema.String,
+  contributorKind: ContributorKind,
+  kind: Schema.String,
+  ref: Schema.NullOr(Schema.String),
+  summary: Schema.String,
+  recordedBy: Schema.String,
+  createdAt: Schema.typeSchema(Timestamp)
+})
+export type RecordedRow = typeof RecordedRow.Type
 
 /** Where a page of the summary starts: after this (count, contributor). */
 export interface SummaryCursor {
@@ -62,10 +65,11 @@ const decodeSummaryRows = Schema.decodeUnknown(Schema.Array(SummaryRow))
 
 export class ContributionsRepo extends Effect.Service<ContributionsRepo>()("ContributionsRepo", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const table = yield* makeLabTable({ table: "contributions", row: RecordedRow, columns: (row: RecordedRow) => ({ ...row }) })
+    const sql = table.sql
 
     /** Both sources as one relation (the columns of Contribution, snake_case), filtered. */
-    const all = (labId: string, filter: ContributionFilter) => sql`
+    const all = (labId: LabId, filter: ContributionFilter) => sql`
       SELECT * FROM (
         SELECT a.id, a.lab_id, ${sql.literal(ACTIVITY_CONTRIBUTOR)} AS contributor, ${sql.literal(ACTIVITY_KIND)} AS contributor_kind,
                a.kind, a.ref, a.message AS summary, 'activity' AS source, a.created_at AS at
@@ -90,7 +94,7 @@ export class ContributionsRepo extends Effect.Service<ContributionsRepo>()("Cont
         sql`TRUE`
       ])}`
 
-    const list = (labId: string, filter: ContributionFilter, cursor: Option.Option<Cursor>, limit: number) =>
+    const list = (labId: LabId, filter: ContributionFilter, cursor: Option.Option<Cursor>, limit: number) =>
       Effect.gen(function* () {
         const rows = yield* sql`
           SELECT * FROM (${all(labId, filter)}) x
@@ -103,7 +107,7 @@ export class ContributionsRepo extends Effect.Service<ContributionsRepo>()("Cont
         return yield* decodeRows(rows)
       })
 
-    const summary = (labId: string, filter: ContributionFilter, cursor: Option.Option<SummaryCursor>, limit: number) =>
+    const summary = (labId: LabId, filter: ContributionFilter, cursor: Option.Option<SummaryCursor>, limit: number) =>
       Effect.gen(function* () {
         const rows = yield* sql`
           WITH x AS (${all(labId, filter)}),
@@ -126,14 +130,12 @@ export class ContributionsRepo extends Effect.Service<ContributionsRepo>()("Cont
         return yield* decodeSummaryRows(rows)
       })
 
-    const insert = (row: RecordedRow) => sql`INSERT INTO contributions ${sql.insert(row)}`
-
     return {
-      list: (labId: string, filter: ContributionFilter, cursor: Option.Option<Cursor>, limit: number) =>
+      list: (labId: LabId, filter: ContributionFilter, cursor: Option.Option<Cursor>, limit: number) =>
         Effect.orDie(list(labId, filter, cursor, limit)),
-      summary: (labId: string, filter: ContributionFilter, cursor: Option.Option<SummaryCursor>, limit: number) =>
+      summary: (labId: LabId, filter: ContributionFilter, cursor: Option.Option<SummaryCursor>, limit: number) =>
         Effect.orDie(summary(labId, filter, cursor, limit)),
-      insert: (row: RecordedRow) => Effect.orDie(insert(row))
+      insert: (row: RecordedRow) => Effect.orDie(table.insert(row))
     }
   })
 }) {}

@@ -1,11 +1,10 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
-import { CurrentPrincipal } from "../auth/Principal.js"
+import { InvalidField } from "../common/DomainErrors.js"
 import { ok, okPage } from "../http/Envelope.js"
 import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
-import { ValidationError } from "../http/Errors.js"
-import { Labs } from "../labs/Labs.js"
+import { LabRequests } from "../http/LabRequests.js"
 import type { ContributorKind } from "./Contribution.js"
 import { Contributions } from "./Contributions.js"
 import type { ContributionFilter } from "./ContributionsRepo.js"
@@ -28,7 +27,7 @@ interface FilterParams {
 
 const checkRange = (from: Date | undefined, to: Date | undefined) =>
   from !== undefined && to !== undefined && from.getTime() > to.getTime()
-    ? Effect.fail(new ValidationError({ message: "from: must not be after to" }))
+    ? Effect.fail(new InvalidField({ field: "from", problem: "must not be after to" }))
     : Effect.void
 
 const filterOf = (params: FilterParams): ContributionFilter => ({
@@ -42,33 +41,37 @@ const filterOf = (params: FilterParams): ContributionFilter => ({
 
 export const ContributionsHttp = HttpApiBuilder.group(Api, "contributions", (handlers) =>
   Effect.gen(function* () {
-    const labs = yield* Labs
+    const lab = yield* LabRequests
     const contributions = yield* Contributions
     return handlers
       .handle("list", ({ urlParams: { labId, limit, cursor, ...filters } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "read")
-          yield* checkRange(filters.from, filters.to)
-          const query = yield* pageQueryWith(Schema.decodeUnknownEither(ListCursor), { limit, cursor })
-          const result = yield* contributions.list(lab.id, filterOf(filters), query.cursor, query.limit)
-          return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeListCursor)) })
-        })
+        lab.read(labId, (scope) =>
+          Effect.gen(function* () {
+            yield* checkRange(filters.from, filters.to)
+            const query = yield* pageQueryWith(Schema.decodeUnknownEither(ListCursor), { limit, cursor })
+            return yield* contributions.list(scope.labId, filterOf(filters), query.cursor, query.limit)
+          })
+        ).pipe(
+          Effect.flatMap((result) =>
+            okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeListCursor)) })
+          )
+        )
       )
       .handle("summary", ({ urlParams: { labId, limit, cursor, ...filters } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "read")
-          yield* checkRange(filters.from, filters.to)
-          const query = yield* pageQueryWith(Schema.decodeUnknownEither(SummaryCursor), { limit, cursor })
-          const result = yield* contributions.summary(lab.id, filterOf(filters), query.cursor, query.limit)
-          return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeSummaryCursor)) })
-        })
+        lab.read(labId, (scope) =>
+          Effect.gen(function* () {
+            yield* checkRange(filters.from, filters.to)
+            const query = yield* pageQueryWith(Schema.decodeUnknownEither(SummaryCursor), { limit, cursor })
+            return yield* contributions.summary(scope.labId, filterOf(filters), query.cursor, query.limit)
+          })
+        ).pipe(
+          Effect.flatMap((result) =>
+            okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeSummaryCursor)) })
+          )
+        )
       )
       .handle("record", ({ payload: { labId, ...input } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "write")
-          const principal = yield* CurrentPrincipal
-          return yield* Effect.flatMap(contributions.record(lab.id, principal, input), ok)
-        })
+        lab.write(labId, (scope) => contributions.record(scope.labId, scope.principal, input)).pipe(Effect.flatMap(ok))
       )
   })
 )

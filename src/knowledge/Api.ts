@@ -5,9 +5,9 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { CreateKnowledge, KnowledgeEntry, KnowledgeQuery, UpdateKnowledge } from "./Knowledge.js"
+import { CreateKnowledge, KnowledgeEntry, KnowledgeId, KnowledgeQuery, UpdateKnowledge } from "./Knowledge.js"
 
-const KnowledgeId = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) })
+const KnowledgePath = Schema.Struct({ id: KnowledgeId })
 
 /** GET and POST /knowledge are catalog routes; reading, changing and deleting one entry are extensions. */
 export class KnowledgeApi extends HttpApiGroup.make("knowledge")
@@ -25,21 +25,21 @@ export class KnowledgeApi extends HttpApiGroup.make("knowledge")
   )
   .add(
     HttpApiEndpoint.get("get", "/knowledge/:id")
-      .setPath(KnowledgeId)
+      .setPath(KnowledgePath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(KnowledgeEntry))
       .annotate(OpenApi.Summary, "One knowledge entry (extension)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/knowledge/:id")
-      .setPath(KnowledgeId)
+      .setPath(KnowledgePath)
       .setPayload(UpdateKnowledge)
       .addSuccess(Envelope(KnowledgeEntry))
       .annotate(OpenApi.Summary, "Change a knowledge entry (extension); sources and tags are replaced as a whole")
   )
   .add(
     HttpApiEndpoint.del("delete", "/knowledge/:id")
-      .setPath(KnowledgeId)
+      .setPath(KnowledgePath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(KnowledgeEntry))
       .annotate(OpenApi.Summary, "Delete a knowledge entry (extension)")

@@ -37,8 +37,13 @@ export const KnowledgeBody = Text(MAX_KNOWLEDGE_BODY).pipe(
 })
 export const KnowledgeTitle = Name(300)
 
+export const KnowledgeId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("KnowledgeId")).annotations({
+  description: "kn_…"
+})
+export type KnowledgeId = typeof KnowledgeId.Type
+
 export const KnowledgeEntry = Schema.Struct({
-  id: Schema.String.annotations({ description: "kn_…" }),
+  id: KnowledgeId,
   labId: Schema.String,
   title: Schema.String,
   body: Schema.String.annotations({ description: "markdown" }),

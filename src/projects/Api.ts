@@ -5,10 +5,10 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { AddProjectItem, CreateProject, Project, ProjectDetail, ProjectItem, ProjectQuery, UpdateProject } from "./Project.js"
+import { AddProjectItem, CreateProject, Project, ProjectDetail, ProjectId, ProjectItem, ProjectQuery, UpdateProject } from "./Project.js"
 
 const Id = Schema.String.pipe(Schema.maxLength(64))
-const ProjectId = Schema.Struct({ id: Id })
+const ProjectPath = Schema.Struct({ id: ProjectId })
 const LabQuery = Schema.Struct({ labId: LabRef })
 
 /** GET and POST /projects are catalog routes; the rest are extensions. */
@@ -27,35 +27,35 @@ export class ProjectsApi extends HttpApiGroup.make("projects")
   )
   .add(
     HttpApiEndpoint.get("get", "/projects/:id")
-      .setPath(ProjectId)
+      .setPath(ProjectPath)
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(ProjectDetail))
       .annotate(OpenApi.Summary, "One project with its items (extension)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/projects/:id")
-      .setPath(ProjectId)
+      .setPath(ProjectPath)
       .setPayload(UpdateProject)
       .addSuccess(Envelope(ProjectDetail))
       .annotate(OpenApi.Summary, "Change a project or move it through its lifecycle (extension)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/projects/:id")
-      .setPath(ProjectId)
+      .setPath(ProjectPath)
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(ProjectDetail))
       .annotate(OpenApi.Summary, "Delete a project and its membership list; the items themselves stay (extension)")
   )
   .add(
     HttpApiEndpoint.post("addItem", "/projects/:id/items")
-      .setPath(ProjectId)
+      .setPath(ProjectPath)
       .setPayload(AddProjectItem)
       .addSuccess(Envelope(ProjectItem), { status: 201 })
       .annotate(OpenApi.Summary, "Group an experiment, paper or task in the project (extension)")
   )
   .add(
     HttpApiEndpoint.del("removeItem", "/projects/:id/items/:itemId")
-      .setPath(Schema.Struct({ id: Id, itemId: Id }))
+      .setPath(Schema.Struct({ id: ProjectId, itemId: Id }))
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(ProjectItem))
       .annotate(OpenApi.Summary, "Take an item out of the project (extension)")

@@ -20,8 +20,13 @@ export const OPEN: ReadonlyArray<ProjectStatus> = ["active", "paused"]
 
 export const MAX_ITEMS = 500
 
+export const ProjectId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ProjectId")).annotations({
+  description: "prj_…"
+})
+export type ProjectId = typeof ProjectId.Type
+
 export const Project = Schema.Struct({
-  id: Schema.String.annotations({ description: "prj_…" }),
+  id: ProjectId,
   labId: Schema.String,
   name: Schema.String.annotations({ description: "unique in the lab (case-insensitive)" }),
   description: Schema.String,

@@ -1,11 +1,26 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import { SqlSchema } from "@effect/sql"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Option, Schema } from "effect"
+import { Timestamp } from "../common/Schemas.js"
+import { makeLabTable } from "../db/LabTable.js"
 import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
-import { Project, ProjectItem, type ProjectStatus } from "./Project.js"
+import type { LabId } from "../labs/LabId.js"
+import { type Project, ProjectId, ProjectItem, ProjectStatus } from "./Project.js"
 import type { RefKind } from "./References.js"
 
-const Row = Schema.typeSchema(Project)
+const Date_ = Schema.typeSchema(Timestamp)
+
+/** A project row; item_count is not a column but what the reads below count (none where a row is only returned). */
+const Row = Schema.Struct({
+  id: ProjectId,
+  labId: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  status: ProjectStatus,
+  itemCount: Schema.optionalWith(Schema.Number, { default: () => 0 }),
+  createdAt: Date_,
+  updatedAt: Date_
+})
 const ItemRow = Schema.typeSchema(ProjectItem)
 const Key = Schema.Struct({ labId: Schema.String, id: Schema.String })
 
@@ -18,13 +33,16 @@ export interface ProjectFilter extends PageQuery {
 
 const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
 
+const columns = ({ itemCount: _, ...project }: Project) => ({ ...project })
+
 export class ProjectsRepo extends Effect.Service<ProjectsRepo>()("ProjectsRepo", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const table = yield* makeLabTable({ table: "projects", row: Row, columns })
+    const sql = table.sql
     const when = <A>(value: A | undefined, f: (a: A) => Fragment): Fragment => (value === undefined ? sql`TRUE` : f(value))
     const select = sql`SELECT p.*, (SELECT count(*)::int FROM project_items i WHERE i.project_id = p.id) AS item_count FROM projects p`
 
-    const list = (labId: string, filter: ProjectFilter) =>
+    const list = (labId: LabId, filter: ProjectFilter) =>
       Effect.gen(function* () {
         const rows = yield* sql`
           ${select}
@@ -43,12 +61,6 @@ export class ProjectsRepo extends Effect.Service<ProjectsRepo>()("ProjectsRepo",
       Request: Key,
       Result: Row,
       execute: ({ labId, id }) => sql`${select} WHERE p.id = ${id} AND p.lab_id = ${labId}`
-    })
-
-    const lock = SqlSchema.findOne({
-      Request: Key,
-      Result: Schema.Struct({ id: Schema.String }),
-      execute: ({ labId, id }) => sql`SELECT id FROM projects WHERE id = ${id} AND lab_id = ${labId} FOR UPDATE`
     })
 
     const findByName = SqlSchema.findOne({
@@ -76,41 +88,28 @@ export class ProjectsRepo extends Effect.Service<ProjectsRepo>()("ProjectsRepo",
       execute: ({ projectId, id }) => sql`DELETE FROM project_items WHERE project_id = ${projectId} AND id = ${id} RETURNING *`
     })
 
-    const deleteOne = SqlSchema.findOne({
-      Request: Key,
-      Result: Schema.Struct({ id: Schema.String }),
-      execute: ({ labId, id }) => sql`DELETE FROM projects WHERE id = ${id} AND lab_id = ${labId} RETURNING id`
-    })
+    const findCounted = (labId: LabId, id: string): Effect.Effect<Option.Option<Project>> => Effect.orDie(find({ labId, id }))
 
     return {
-      list: (labId: string, filter: ProjectFilter) => Effect.orDie(list(labId, filter)),
-      find: (labId: string, id: string): Effect.Effect<Option.Option<Project>> => Effect.orDie(find({ labId, id })),
-      /** Inside a transaction: lock the project row, then read it. */
-      findForUpdate: (labId: string, id: string): Effect.Effect<Option.Option<Project>> =>
-        Effect.orDie(Effect.flatMap(lock({ labId, id }), (locked) => (Option.isNone(locked) ? Effect.succeedNone : find({ labId, id })))),
-      findByName: (labId: string, name: string) => Effect.orDie(findByName({ labId, name })),
+      list: (labId: LabId, filter: ProjectFilter) => Effect.orDie(list(labId, filter)),
+      find: findCounted,
+      /** Inside a transaction: lock the project row, then read it with its item count. */
+      findForUpdate: (labId: LabId, id: string): Effect.Effect<Option.Option<Project>> =>
+        Effect.flatMap(table.findForUpdate(labId, id), (locked) => (Option.isNone(locked) ? Effect.succeedNone : findCounted(labId, id))),
+      findByName: (labId: LabId, name: string) => Effect.orDie(findByName({ labId, name })),
       items: (projectId: string): Effect.Effect<ReadonlyArray<ProjectItem>> => Effect.orDie(items(projectId)),
       findItem: (projectId: string, kind: RefKind, ref: string): Effect.Effect<Option.Option<ProjectItem>> =>
         Effect.orDie(findItem({ projectId, kind, ref })),
       /** Fails with the SqlError of a unique violation when the name is taken. */
-      insert: (project: Project) => {
-        const { itemCount: _, ...row } = project
-        return sql`INSERT INTO projects ${sql.insert(row)}`
-      },
+      insert: table.insert,
       /** Fails with the SqlError of a unique violation when the new name is taken. */
-      update: (project: Project) =>
-        sql`UPDATE projects SET ${sql.update({
-          name: project.name,
-          description: project.description,
-          status: project.status,
-          updatedAt: project.updatedAt
-        })} WHERE id = ${project.id} AND lab_id = ${project.labId}`,
+      update: table.update,
       touch: (projectId: string, at: Date) => Effect.orDie(sql`UPDATE projects SET updated_at = ${at} WHERE id = ${projectId}`),
       /** Fails with the SqlError of a unique violation when the item is there already. */
       insertItem: (item: ProjectItem) => sql`INSERT INTO project_items ${sql.insert(item)}`,
       deleteItem: (projectId: string, id: string): Effect.Effect<Option.Option<ProjectItem>> =>
         Effect.orDie(deleteItem({ projectId, id })),
-      delete: (labId: string, id: string) => Effect.orDie(deleteOne({ labId, id }))
+      remove: table.remove
     }
   })
 }) {}

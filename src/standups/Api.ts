@@ -5,7 +5,7 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { CreateStandup, Standup, StandupQuery } from "./Standup.js"
+import { CreateStandup, Standup, StandupId, StandupQuery } from "./Standup.js"
 
 /** GET and POST /standups are catalog routes; reading one standup is an extension. */
 export class StandupsApi extends HttpApiGroup.make("standups")
@@ -23,7 +23,7 @@ export class StandupsApi extends HttpApiGroup.make("standups")
   )
   .add(
     HttpApiEndpoint.get("get", "/standups/:id")
-      .setPath(Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) }))
+      .setPath(Schema.Struct({ id: StandupId }))
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(Standup))
       .annotate(OpenApi.Summary, "One standup (extension)")

@@ -28,8 +28,13 @@ const Items = Schema.Array(
   Schema.String.pipe(Schema.filter((s) => s.trim().length > 0 || "must not be empty"), Schema.maxLength(2000))
 ).pipe(Schema.maxItems(MAX_ITEMS))
 
+export const StandupId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("StandupId")).annotations({
+  description: "std_…"
+})
+export type StandupId = typeof StandupId.Type
+
 export const Standup = Schema.Struct({
-  id: Schema.String.annotations({ description: "std_…" }),
+  id: StandupId,
   labId: Schema.String,
   date: Schema.String.annotations({ description: "the day it reports on, YYYY-MM-DD" }),
   author: Author,

@@ -1,12 +1,14 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
-import type { Fragment } from "@effect/sql/Statement"
+import { SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { Timestamp } from "../common/Schemas.js"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
-import { AuthorKind, type Standup } from "./Standup.js"
+import { makeLabTable } from "../db/LabTable.js"
+import type { PageQuery } from "../http/Pagination.js"
+import type { LabId } from "../labs/LabId.js"
+import { AuthorKind, Standup, StandupId } from "./Standup.js"
 
-const Row = Schema.Struct({
-  id: Schema.String,
+/** A standup as stored: the day and the author in columns of their own. */
+const Stored = Schema.Struct({
+  id: StandupId,
   labId: Schema.String,
   day: Schema.String,
   authorKind: AuthorKind,
@@ -16,12 +18,23 @@ const Row = Schema.Struct({
   blockers: Schema.Array(Schema.String),
   createdAt: Schema.typeSchema(Timestamp)
 })
-type Row = typeof Row.Type
 
-const toStandup = ({ day, authorKind, authorId, ...rest }: Row): Standup => ({
-  ...rest,
-  date: day,
-  author: { kind: authorKind, id: authorId }
+const Row = Schema.transform(Stored, Schema.typeSchema(Standup), {
+  strict: true,
+  decode: ({ day, authorKind, authorId, ...rest }) => ({ ...rest, date: day, author: { kind: authorKind, id: authorId } }),
+  encode: ({ date, author, ...rest }) => ({ ...rest, day: date, authorKind: author.kind, authorId: author.id })
+})
+
+const columns = (s: Standup) => ({
+  id: s.id,
+  labId: s.labId,
+  day: s.date,
+  authorKind: s.author.kind,
+  authorId: s.author.id,
+  done: JSON.stringify(s.done),
+  planned: JSON.stringify(s.planned),
+  blockers: JSON.stringify(s.blockers),
+  createdAt: s.createdAt
 })
 
 export interface StandupFilter extends PageQuery {
@@ -31,60 +44,32 @@ export interface StandupFilter extends PageQuery {
   readonly authorId?: string | undefined
 }
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
-
 export class StandupsRepo extends Effect.Service<StandupsRepo>()("StandupsRepo", {
-  effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const when = <A>(value: A | undefined, f: (a: A) => Fragment): Fragment => (value === undefined ? sql`TRUE` : f(value))
-
-    const list = (labId: string, filter: StandupFilter) =>
-      Effect.gen(function* () {
-        const rows = yield* sql`
-          SELECT * FROM standups
-          WHERE lab_id = ${labId}
-            AND ${when(filter.from, (d) => sql`day >= ${d}`)}
-            AND ${when(filter.to, (d) => sql`day < ${d}`)}
-            AND ${when(filter.authorKind, (k) => sql`author_kind = ${k}`)}
-            AND ${when(filter.authorId, (a) => sql`author_id = ${a}`)}
-            AND ${keyset(sql, filter.cursor)}
-          ORDER BY created_at DESC, id DESC
-          LIMIT ${filter.limit + 1}`
-        return pageOf((yield* decodeRows(rows)).map(toStandup), filter.limit)
-      })
-
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ labId: Schema.String, id: Schema.String }),
-      Result: Row,
-      execute: ({ labId, id }) => sql`SELECT * FROM standups WHERE id = ${id} AND lab_id = ${labId}`
-    })
-
+  effect: Effect.map(makeLabTable({ table: "standups", row: Row, columns }), (table) => {
+    const sql = table.sql
     const findByAuthor = SqlSchema.findOne({
       Request: Schema.Struct({ labId: Schema.String, kind: AuthorKind, authorId: Schema.String, day: Schema.String }),
       Result: Row,
       execute: ({ labId, kind, authorId, day }) =>
         sql`SELECT * FROM standups WHERE lab_id = ${labId} AND author_kind = ${kind} AND author_id = ${authorId} AND day = ${day}`
     })
-
     return {
-      list: (labId: string, filter: StandupFilter) => Effect.orDie(list(labId, filter)),
-      find: (labId: string, id: string): Effect.Effect<Option.Option<Standup>> =>
-        Effect.orDie(Effect.map(find({ labId, id }), Option.map(toStandup))),
-      findByAuthor: (labId: string, author: Standup["author"], day: string): Effect.Effect<Option.Option<Standup>> =>
-        Effect.orDie(Effect.map(findByAuthor({ labId, kind: author.kind, authorId: author.id, day }), Option.map(toStandup))),
+      find: table.find,
       /** Fails with the SqlError of a unique violation when the author has a standup that day. */
-      insert: (s: Standup) =>
-        sql`INSERT INTO standups ${sql.insert({
-          id: s.id,
-          labId: s.labId,
-          day: s.date,
-          authorKind: s.author.kind,
-          authorId: s.author.id,
-          done: JSON.stringify(s.done),
-          planned: JSON.stringify(s.planned),
-          blockers: JSON.stringify(s.blockers),
-          createdAt: s.createdAt
-        })}`
+      insert: table.insert,
+      list: (labId: LabId, filter: StandupFilter) =>
+        table.page(
+          labId,
+          (where) => [
+            filter.from === undefined ? sql`TRUE` : sql`day >= ${filter.from}`,
+            filter.to === undefined ? sql`TRUE` : sql`day < ${filter.to}`,
+            where.eq("author_kind", filter.authorKind),
+            where.eq("author_id", filter.authorId)
+          ],
+          filter
+        ),
+      findByAuthor: (labId: LabId, author: Standup["author"], day: string): Effect.Effect<Option.Option<Standup>> =>
+        Effect.orDie(findByAuthor({ labId, kind: author.kind, authorId: author.id, day }))
     }
   })
 }) {}

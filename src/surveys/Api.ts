@@ -5,9 +5,9 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { CreateSurvey, Survey, SurveyQuery, UpdateSurvey } from "./Survey.js"
+import { CreateSurvey, Survey, SurveyId, SurveyQuery, UpdateSurvey } from "./Survey.js"
 
-const SurveyId = Schema.Struct({ id: Schema.String.pipe(Schema.maxLength(64)) })
+const SurveyPath = Schema.Struct({ id: SurveyId })
 
 /** GET and POST /surveys are catalog routes; reading, changing and deleting one survey are extensions. */
 export class SurveysApi extends HttpApiGroup.make("surveys")
@@ -25,21 +25,21 @@ export class SurveysApi extends HttpApiGroup.make("surveys")
   )
   .add(
     HttpApiEndpoint.get("get", "/surveys/:id")
-      .setPath(SurveyId)
+      .setPath(SurveyPath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(Survey))
       .annotate(OpenApi.Summary, "One survey (extension)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/surveys/:id")
-      .setPath(SurveyId)
+      .setPath(SurveyPath)
       .setPayload(UpdateSurvey)
       .addSuccess(Envelope(Survey))
       .annotate(OpenApi.Summary, "Change a survey or move it through its lifecycle (extension)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/surveys/:id")
-      .setPath(SurveyId)
+      .setPath(SurveyPath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(Survey))
       .annotate(OpenApi.Summary, "Delete a survey (extension)")

@@ -1,49 +1,32 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { CurrentPrincipal } from "../auth/Principal.js"
 import { ok, okPage } from "../http/Envelope.js"
+import { LabRequests } from "../http/LabRequests.js"
 import { pageQuery } from "../http/Pagination.js"
-import { Labs } from "../labs/Labs.js"
 import { Surveys } from "./Surveys.js"
 
 export const SurveysHttp = HttpApiBuilder.group(Api, "surveys", (handlers) =>
   Effect.gen(function* () {
-    const labs = yield* Labs
+    const lab = yield* LabRequests
     const surveys = yield* Surveys
     return handlers
       .handle("list", ({ urlParams: { labId, limit, cursor, ...filter } }) =>
-        Effect.all([labs.access(labId, "read"), pageQuery({ limit, cursor })]).pipe(
-          Effect.flatMap(([lab, page]) => surveys.list(lab.id, { ...page, ...filter })),
-          Effect.flatMap(okPage)
-        )
+        lab.read(labId, (scope) =>
+          Effect.flatMap(pageQuery({ limit, cursor }), (page) => surveys.list(scope.labId, { ...page, ...filter }))
+        ).pipe(Effect.flatMap(okPage))
       )
       .handle("create", ({ payload: { labId, ...input } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "write")
-          const principal = yield* CurrentPrincipal
-          return yield* ok(yield* surveys.create(lab.id, input, principal.id))
-        })
+        lab.write(labId, (scope) => surveys.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
       )
       .handle("get", ({ path, urlParams }) =>
-        labs.access(urlParams.labId, "read").pipe(
-          Effect.flatMap((lab) => surveys.get(lab.id, path.id)),
-          Effect.flatMap(ok)
-        )
+        lab.read(urlParams.labId, (scope) => surveys.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
       )
       .handle("update", ({ path, payload: { labId, ...patch } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "write")
-          const principal = yield* CurrentPrincipal
-          return yield* ok(yield* surveys.update(lab.id, path.id, patch, principal.id))
-        })
+        lab.write(labId, (scope) => surveys.update(scope.labId, path.id, patch, scope.actor)).pipe(Effect.flatMap(ok))
       )
       .handle("delete", ({ path, urlParams }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(urlParams.labId, "write")
-          const principal = yield* CurrentPrincipal
-          return yield* ok(yield* surveys.remove(lab.id, path.id, principal.id))
-        })
+        lab.write(urlParams.labId, (scope) => surveys.remove(scope.labId, path.id, scope.actor)).pipe(Effect.flatMap(ok))
       )
   })
 )

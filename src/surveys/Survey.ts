@@ -21,8 +21,13 @@ export const PaperIds = Schema.Array(Schema.String.pipe(Schema.minLength(1), Sch
   Schema.maxItems(MAX_LINKED_PAPERS)
 )
 
+export const SurveyId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("SurveyId")).annotations({
+  description: "srv_…"
+})
+export type SurveyId = typeof SurveyId.Type
+
 export const Survey = Schema.Struct({
-  id: Schema.String.annotations({ description: "srv_…" }),
+  id: SurveyId,
   labId: Schema.String,
   topic: Schema.String,
   question: Schema.String.annotations({ description: "the research question the survey answers" }),

@@ -5,7 +5,7 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { CreateTask, Task, TaskStatus } from "./Task.js"
+import { CreateTask, Task, TaskId, TaskStatus } from "./Task.js"
 
 export class TasksApi extends HttpApiGroup.make("tasks")
   .add(
@@ -16,7 +16,7 @@ export class TasksApi extends HttpApiGroup.make("tasks")
   .add(HttpApiEndpoint.post("create", "/tasks").setPayload(CreateTask).addSuccess(Envelope(Task), { status: 201 }))
   .add(
     HttpApiEndpoint.del("delete", "/tasks/:taskId")
-      .setPath(Schema.Struct({ taskId: Schema.String }))
+      .setPath(Schema.Struct({ taskId: TaskId }))
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(Task))
       .addError(NotFoundWire)

@@ -3,8 +3,13 @@ import { Body, LabRef, Name, Timestamp } from "../common/Schemas.js"
 
 export const TaskStatus = Schema.Literal("todo", "in_progress", "done", "cancelled")
 
+export const TaskId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("TaskId")).annotations({
+  description: "task_…"
+})
+export type TaskId = typeof TaskId.Type
+
 export const Task = Schema.Struct({
-  id: Schema.String,
+  id: TaskId,
   labId: Schema.String,
   title: Schema.String,
   description: Schema.String,

@@ -1,9 +1,10 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { removeLogged } from "../activity/Changes.js"
 import { newId } from "../common/Ids.js"
-import { NotFound } from "../http/Errors.js"
-import type { CreateTask, Task } from "./Task.js"
+import type { LabId } from "../labs/LabId.js"
+import { type CreateTask, type Task, TaskId } from "./Task.js"
 import { type TaskFilter, TasksRepo } from "./TasksRepo.js"
 
 export class Tasks extends Effect.Service<Tasks>()("Tasks", {
@@ -14,9 +15,9 @@ export class Tasks extends Effect.Service<Tasks>()("Tasks", {
     const activity = yield* ActivityRepo
 
     /** Create a task and its activity entry together; `data` adds context to the entry (e.g. the chat it came from). */
-    const create = (labId: string, input: Omit<CreateTask, "labId">, actor: string, data: Record<string, unknown> = {}) => {
+    const create = (labId: LabId, input: Omit<CreateTask, "labId">, actor: string, data: Record<string, unknown> = {}) => {
       const now = new Date()
-      const task: Task = { id: newId("task"), labId, ...input, createdAt: now, updatedAt: now }
+      const task: Task = { id: TaskId.make(newId("task")), labId, ...input, createdAt: now, updatedAt: now }
       return Effect.gen(function* () {
         yield* repo.insert(task)
         yield* activity.record({
@@ -31,21 +32,13 @@ export class Tasks extends Effect.Service<Tasks>()("Tasks", {
       }).pipe(sql.withTransaction, Effect.orDie)
     }
 
-    const remove = (labId: string, id: string, actor: string) =>
-      Effect.gen(function* () {
-        const deleted = yield* repo.delete(labId, id)
-        if (Option.isNone(deleted)) return yield* new NotFound({ message: `no task ${id} in this lab` })
-        yield* activity.record({
-          labId,
-          kind: "task.deleted",
-          ref: id,
-          actor,
-          message: `Deleted task ${deleted.value.title}`,
-          data: { title: deleted.value.title }
-        })
-        return deleted.value
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    const remove = (labId: LabId, id: TaskId, actor: string) =>
+      removeLogged({ sql, activity }, { labId, resource: "task", id, actor }, repo.remove(labId, id), (deleted) => ({
+        kind: "task.deleted",
+        message: `Deleted task ${deleted.title}`,
+        data: { title: deleted.title }
+      }))
 
-    return { list: (labId: string, filter: TaskFilter) => repo.list(labId, filter), create, remove }
+    return { list: (labId: LabId, filter: TaskFilter) => repo.list(labId, filter), create, remove }
   })
 }) {}

@@ -24,8 +24,9 @@ import type { File } from "../../src/files/File.js"
 import { FilesRepo } from "../../src/files/FilesRepo.js"
 import type { Page } from "../../src/http/Envelope.js"
 import { PageParams, type PageQuery, pageQuery as toPageQuery } from "../../src/http/Pagination.js"
+import { systemLab } from "../../src/labs/LabId.js"
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
-import type { Task } from "../../src/tasks/Task.js"
+import { type Task, TaskId } from "../../src/tasks/Task.js"
 import { TasksRepo } from "../../src/tasks/TasksRepo.js"
 import { postgresInFreshSchema } from "../support/PostgresSchema.js"
 
@@ -75,7 +76,7 @@ const apiKey = (fields: Partial<ApiKey> & Pick<ApiKey, "createdBy">): ApiKey => 
 const task = (labId: string, fields: Partial<Task> = {}): Task => {
   const now = new Date()
   return {
-    id: `task_${randomBytes(8).toString("hex")}`,
+    id: TaskId.make(`task_${randomBytes(8).toString("hex")}`),
     labId,
     title: "a task",
     description: "",
@@ -285,13 +286,13 @@ const repositoryContract = (backend: Backend) =>
             yield* Effect.forEach([...mine, theirs], (t) => tasks.insert(t))
 
             const none = Option.none<Task["status"]>()
-            const pages = yield* walk(2, (query) => tasks.list(lab.id, { ...query, status: none }))
+            const pages = yield* walk(2, (query) => tasks.list(systemLab(lab.id), { ...query, status: none }))
             expect(pages.map((page) => page.length)).toEqual([2, 2])
             expect(pages.flat()).toEqual(newestFirst(mine))
 
-            const done = yield* walk(1, (query) => tasks.list(lab.id, { ...query, status: Option.some("done") }))
+            const done = yield* walk(1, (query) => tasks.list(systemLab(lab.id), { ...query, status: Option.some("done") }))
             expect(done.flat()).toEqual(newestFirst(mine.filter((t) => t.status === "done")))
-            expect((yield* tasks.list(other.id, { ...(yield* pageQuery(10)), status: none })).items).toEqual([theirs])
+            expect((yield* tasks.list(systemLab(other.id), { ...(yield* pageQuery(10)), status: none })).items).toEqual([theirs])
           })
         )
 
@@ -305,9 +306,9 @@ const repositoryContract = (backend: Backend) =>
             yield* Effect.forEach(old, (t) => tasks.insert(t))
 
             const none = Option.none<Task["status"]>()
-            const first = yield* tasks.list(lab.id, { ...(yield* pageQuery(2)), status: none })
+            const first = yield* tasks.list(systemLab(lab.id), { ...(yield* pageQuery(2)), status: none })
             yield* tasks.insert(task(lab.id)) // newer than everything
-            const second = yield* tasks.list(lab.id, { ...(yield* pageQuery(2, first.nextCursor)), status: none })
+            const second = yield* tasks.list(systemLab(lab.id), { ...(yield* pageQuery(2, first.nextCursor)), status: none })
             expect([...first.items, ...second.items]).toEqual(newestFirst(old))
           })
         )
@@ -322,12 +323,12 @@ const repositoryContract = (backend: Backend) =>
             yield* tasks.insert(doomed)
             const none = Option.none<Task["status"]>()
 
-            expect(yield* tasks.delete(other.id, doomed.id)).toEqual(Option.none())
-            expect((yield* tasks.list(lab.id, { ...(yield* pageQuery(10)), status: none })).items).toEqual([doomed])
+            expect(yield* tasks.remove(systemLab(other.id), doomed.id)).toEqual(Option.none())
+            expect((yield* tasks.list(systemLab(lab.id), { ...(yield* pageQuery(10)), status: none })).items).toEqual([doomed])
 
-            expect(yield* tasks.delete(lab.id, doomed.id)).toEqual(Option.some(doomed))
-            expect((yield* tasks.list(lab.id, { ...(yield* pageQuery(10)), status: none })).items).toEqual([])
-            expect(yield* tasks.delete(lab.id, doomed.id)).toEqual(Option.none())
+            expect(yield* tasks.remove(systemLab(lab.id), doomed.id)).toEqual(Option.some(doomed))
+            expect((yield* tasks.list(systemLab(lab.id), { ...(yield* pageQuery(10)), status: none })).items).toEqual([])
+            expect(yield* tasks.remove(systemLab(lab.id), doomed.id)).toEqual(Option.none())
           })
         )
       })

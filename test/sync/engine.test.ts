@@ -7,6 +7,7 @@ import { ActivityRepo } from "../../src/activity/ActivityRepo.js"
 import { SecretBox } from "../../src/common/SecretBox.js"
 import { FilesRepo } from "../../src/files/FilesRepo.js"
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
+import { systemLab } from "../../src/labs/LabId.js"
 import { repoKeyOf } from "../../src/sync/RepoLink.js"
 import { SyncEngine } from "../../src/sync/SyncEngine.js"
 import { SyncRepo } from "../../src/sync/SyncRepo.js"
@@ -93,7 +94,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
       const { labId, url } = yield* linkedLab()
       const head = yield* remotes.pushFromOutside(url, "main", { "x.md": "x", "y.md": "y" })
       yield* engine.pull(labId, Option.none(), true)
-      const page = yield* activity.list(labId, { limit: 10, cursor: Option.none() })
+      const page = yield* activity.list(systemLab(labId), { limit: 10, cursor: Option.none() })
       expect(page.items).toHaveLength(1)
       expect(page.items[0]?.message).toBe(`Synced team/${url.split("/").at(-1)?.replace(".git", "")}: 2 added, 0 updated, 0 removed (${head.commit.slice(0, 7)})`)
     }))

@@ -90,7 +90,7 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
       expect(Option.isNone(yield* files.find(labId, "/figures/loss.png"))).toBe(true)
 
       const activity = yield* ActivityRepo
-      const entries = (yield* activity.list(labId, { limit: 10, cursor: Option.none() })).items
+      const entries = (yield* activity.list(systemLab(labId), { limit: 10, cursor: Option.none() })).items
       expect(entries.map((e) => e.kind).sort()).toEqual(["figure.synced", "sync"])
       expect(entries.find((e) => e.kind === "figure.synced")).toMatchObject({
         actor: "sync",
@@ -121,7 +121,7 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
       expect(after.get("/d.webp")).toMatchObject({ mediaType: "image/webp", commit: second.commit })
 
       const activity = yield* ActivityRepo
-      const figureEntries = (yield* activity.list(labId, { limit: 20, cursor: Option.none() })).items.filter((e) => e.kind === "figure.synced")
+      const figureEntries = (yield* activity.list(systemLab(labId), { limit: 20, cursor: Option.none() })).items.filter((e) => e.kind === "figure.synced")
       expect(figureEntries.map((e) => e.data)).toEqual([
         { added: 1, updated: 1, removed: 1, sha: second.commit.slice(0, 7) },
         { added: 3, updated: 0, removed: 0, sha: first.commit.slice(0, 7) }
@@ -138,7 +138,7 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
       yield* engine.pull(labId, Option.none(), false)
       yield* remotes.pushFromOutside(url, "main", { "notes.md": "n" })
       yield* engine.pull(labId, Option.none(), false)
-      const kinds = (yield* activity.list(labId, { limit: 20, cursor: Option.none() })).items.map((e) => e.kind)
+      const kinds = (yield* activity.list(systemLab(labId), { limit: 20, cursor: Option.none() })).items.map((e) => e.kind)
       expect(kinds.filter((k) => k === "figure.synced")).toHaveLength(1)
       expect(kinds.filter((k) => k === "sync")).toHaveLength(2)
     }))

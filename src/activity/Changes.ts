@@ -1,0 +1,55 @@
+import type { SqlClient } from "@effect/sql"
+import { Effect, type Option } from "effect"
+import { orNotFound } from "../common/DomainErrors.js"
+import type { LabId } from "../labs/LabId.js"
+import type { ActivityRepo } from "./ActivityRepo.js"
+
+/** The fields whose values differ between two versions of a resource. */
+export const changedFields = <A, K extends keyof A>(fields: ReadonlyArray<K>, current: A, next: A): Array<K> =>
+  fields.filter((field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]))
+
+/** How the activity feed names a resource with a lifecycle, and the verb of each status it moves to. */
+export interface LifecycleLog<S extends string> {
+  /** the activity kind's prefix, and how an update names the resource: `agent` */
+  readonly kind: string
+  /** how a status move names it: `Agent` */
+  readonly label: string
+  readonly verbs: Readonly<Record<S, string>>
+}
+
+/** A change's activity entry: a status move is `<kind>.<verb>`, any other change `<kind>.updated` naming the fields. */
+export const changeEntry = <S extends string>(
+  log: LifecycleLog<S>,
+  name: string,
+  from: S,
+  to: S,
+  changed: ReadonlyArray<string>
+) => {
+  const moved = from !== to
+  return {
+    kind: moved ? `${log.kind}.${log.verbs[to]}` : `${log.kind}.updated`,
+    message: moved ? `${log.label} ${name}: ${from} → ${to}` : `Updated ${log.kind} ${name} (${changed.join(", ")})`,
+    data: { changed, ...(moved ? { from, to } : {}) }
+  }
+}
+
+interface Logged {
+  readonly sql: SqlClient.SqlClient
+  readonly activity: ActivityRepo
+}
+
+/**
+ * Delete one of the lab's resources and log it, in one transaction: 404 naming `resource` when the lab has none
+ * with this id. `entry` says what the activity feed tells of the deleted value.
+ */
+export const removeLogged = <A>(
+  { sql, activity }: Logged,
+  target: { readonly labId: LabId; readonly resource: string; readonly id: string; readonly actor: string },
+  remove: Effect.Effect<Option.Option<A>>,
+  entry: (deleted: A) => { readonly kind: string; readonly message: string; readonly data: Record<string, unknown> }
+) =>
+  Effect.gen(function* () {
+    const deleted = yield* orNotFound(target.resource, target.id)(remove)
+    yield* activity.record({ labId: target.labId, ref: target.id, actor: target.actor, ...entry(deleted) })
+    return deleted
+  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
