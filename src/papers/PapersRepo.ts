@@ -2,19 +2,14 @@ import { Effect, Option, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"
-import { Author, LoopStatus, LoopStep, Paper, PaperId, PaperStatus, PaperVersion } from "./Paper.js"
+import { Author, LoopStatus, LoopStep, Paper, PaperId, type PaperStatus, PaperVersion } from "./Paper.js"
+
+/** The fields a row stores as the paper has them (its dates aside, which the driver gives as dates). */
+const { loop: _loop, publishedAt: _publishedAt, createdAt: _createdAt, updatedAt: _updatedAt, ...stored } = Paper.fields
 
 /** A row of `papers`: timestamps come back as dates, jsonb as parsed JSON (steps with ISO strings). */
 const Row = Schema.Struct({
-  id: PaperId,
-  labId: Schema.String,
-  title: Schema.String,
-  abstract: Schema.String,
-  authors: Schema.Array(Author),
-  files: Schema.Array(Schema.String),
-  status: PaperStatus,
-  version: Schema.Number,
-  publishedVersion: Schema.NullOr(Schema.Number),
+  ...stored,
   publishedAt: Schema.NullOr(Schema.DateFromSelf),
   loopRunId: Schema.NullOr(Schema.String),
   loopStatus: LoopStatus,
