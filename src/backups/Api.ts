@@ -4,9 +4,9 @@ import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
-import { Backup, BackupQuery, CreateBackup, RestoreBackup } from "./Backup.js"
+import { Backup, BackupId, BackupQuery, CreateBackup, RestoreBackup } from "./Backup.js"
 
-const ById = Schema.Struct({ id: Schema.String })
+const ById = Schema.Struct({ id: BackupId })
 const InLab = Schema.Struct({ labId: LabRef })
 
 export class BackupsApi extends HttpApiGroup.make("backups")
@@ -15,7 +15,6 @@ export class BackupsApi extends HttpApiGroup.make("backups")
     HttpApiEndpoint.post("create", "/backups")
       .setPayload(CreateBackup)
       .addSuccess(Envelope(Backup).annotations({ description: "the backup, pending (or the one already in progress)" }), { status: 202 })
-      .addError(ConflictWire)
       .addError(QuotaExceededWire)
   )
   .add(
@@ -29,7 +28,6 @@ export class BackupsApi extends HttpApiGroup.make("backups")
       .setPath(ById)
       .setUrlParams(InLab)
       .addSuccess(Envelope(Backup).annotations({ description: "extension: the deleted backup" }))
-      .addError(ConflictWire)
   )
   .add(
     HttpApiEndpoint.post("restore", "/backups/:id/restore")
@@ -38,7 +36,6 @@ export class BackupsApi extends HttpApiGroup.make("backups")
       .addSuccess(Envelope(Backup).annotations({ description: "extension: the backup, its restore pending (or in progress)" }), {
         status: 202
       })
-      .addError(ConflictWire)
   )
   .add(
     HttpApiEndpoint.get("download", "/backups/:id/download")
@@ -49,9 +46,9 @@ export class BackupsApi extends HttpApiGroup.make("backups")
           description: "extension: the archive, gzip'd NDJSON (see docs/backups.md)"
         })
       )
-      .addError(ConflictWire)
   )
   .addError(ForbiddenWire)
+  .addError(ConflictWire)
   .addError(NotFoundWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}

@@ -36,8 +36,13 @@ export const Restore = Schema.Struct({
 }).annotations({ identifier: "BackupRestore", description: "the latest restore of this backup into its lab" })
 export type Restore = typeof Restore.Type
 
+export const BackupId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("BackupId")).annotations({
+  description: "bkp_…"
+})
+export type BackupId = typeof BackupId.Type
+
 export const Backup = Schema.Struct({
-  id: Schema.String,
+  id: BackupId,
   labId: Schema.String,
   status: BackupStatus,
   size: Schema.NullOr(Schema.Number).annotations({ description: "bytes of the gzip archive, once completed" }),

@@ -1,7 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { Cursor } from "../http/Pagination.js"
-import { type Backup, BackupStatus, RestoreStatus } from "./Backup.js"
+import type { LabId } from "../labs/LabId.js"
+import { type Backup, BackupId, BackupStatus, RestoreStatus } from "./Backup.js"
 import type { Dump } from "./Archive.js"
 
 /** Every column but the archive, which only restore and download read. */
@@ -9,7 +10,7 @@ const COLUMNS = `id, lab_id, status, size, sha256, tables, rows, error, created_
   restore_status, restore_requested_by, restore_requested_at, restore_completed_at, restore_rows, restore_error`
 
 const Row = Schema.Struct({
-  id: Schema.String,
+  id: BackupId,
   labId: Schema.String,
   status: BackupStatus,
   size: Schema.NullOr(Schema.Number),
@@ -73,113 +74,116 @@ const Chunk = Schema.Struct({ part: Schema.Uint8ArrayFromSelf })
 const decodeArchiveds = Schema.decodeUnknown(Schema.Array(Archived))
 const decodeChunks = Schema.decodeUnknown(Schema.Array(Chunk))
 
+const one = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (b) => Option.fromNullable(b[0]))
+
+const list = (sql: SqlClient.SqlClient, labId: LabId, filter: BackupFilter, cursor: Option.Option<Cursor>, limit: number) =>
+  Effect.flatMap(
+    sql`SELECT ${sql.literal(COLUMNS)} FROM backups
+        WHERE ${sql.and([
+          sql`lab_id = ${labId}`,
+          ...Option.toArray(Option.map(filter.status, (s) => sql`status = ${s}`)),
+          ...Option.toArray(Option.map(filter.from, (d) => sql`created_at >= ${d.toISOString()}::timestamptz`)),
+          ...Option.toArray(Option.map(filter.to, (d) => sql`created_at < ${d.toISOString()}::timestamptz`)),
+          Option.match(cursor, {
+            onNone: () => sql`TRUE`,
+            onSome: (c) => sql`(created_at, id) < (${c.createdAt.toISOString()}::timestamptz, ${c.id})`
+          })
+        ])}
+        ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
+    decodeRows
+  )
+
+/** At start: work a stopped process left behind cannot finish any more. */
+const failInterrupted = (sql: SqlClient.SqlClient, at: Date) =>
+  Effect.all([
+    sql`UPDATE backups SET status = 'failed', error = 'interrupted: the service stopped before the backup finished',
+          completed_at = ${at.toISOString()}::timestamptz
+        WHERE status IN ('pending', 'running')`,
+    sql`UPDATE backups SET restore_status = 'failed', restore_error = 'interrupted: the service stopped before the restore finished',
+          restore_completed_at = ${at.toISOString()}::timestamptz
+        WHERE restore_status IN ('pending', 'running')`
+  ])
+
+/** The stored archive, read by a restore. */
+const archive = (sql: SqlClient.SqlClient, id: BackupId) =>
+  Effect.flatMap(sql`SELECT archive, sha256 FROM backups WHERE id = ${id} AND archive IS NOT NULL`, (rows) =>
+    Effect.map(decodeArchiveds(rows), (r) => Option.fromNullable(r[0]))
+  )
+
+/** Bytes [offset, offset + length) of the archive (substring is 1-based). */
+const chunk = (sql: SqlClient.SqlClient, id: BackupId, offset: number, length: number) =>
+  Effect.flatMap(
+    sql`SELECT substring(archive FROM ${offset + 1}::int FOR ${length}::int) AS part FROM backups WHERE id = ${id}`,
+    (rows) => Effect.map(decodeChunks(rows), (r) => r[0]?.part ?? new Uint8Array())
+  )
+
+/** The status changes of a backup and its restore; each answers the backup as it is then. */
+const statusChanges = (update: (id: BackupId, fields: Record<string, unknown>) => Effect.Effect<Option.Option<Backup>>) => ({
+  markRunning: (id: BackupId, at: Date) => update(id, { status: "running", startedAt: at }),
+  complete: (id: BackupId, dump: Dump, at: Date) =>
+    update(id, {
+      status: "completed",
+      archive: dump.archive,
+      size: dump.archive.byteLength,
+      sha256: dump.sha256,
+      tables: JSON.stringify(dump.tables),
+      rows: dump.rows,
+      completedAt: at
+    }),
+  fail: (id: BackupId, error: string, at: Date) => update(id, { status: "failed", error, completedAt: at }),
+  requestRestore: (id: BackupId, by: string, at: Date) =>
+    update(id, {
+      restoreStatus: "pending",
+      restoreRequestedBy: by,
+      restoreRequestedAt: at,
+      restoreCompletedAt: null,
+      restoreRows: null,
+      restoreError: null
+    }),
+  restoreRunning: (id: BackupId) => update(id, { restoreStatus: "running" }),
+  restoreDone: (id: BackupId, rows: number, at: Date) => update(id, { restoreStatus: "completed", restoreRows: rows, restoreCompletedAt: at }),
+  restoreFailed: (id: BackupId, error: string, at: Date) =>
+    update(id, { restoreStatus: "failed", restoreError: error, restoreCompletedAt: at })
+})
+
+/**
+ * Backups are lab resources, but not on `makeLabTable`: their rows hold the archive (megabytes of bytea) that
+ * only a restore and a download read, so every query here names the other columns.
+ */
 export class BackupsRepo extends Effect.Service<BackupsRepo>()("BackupsRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const one = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (b) => Option.fromNullable(b[0]))
-
-    /** Serialises the backup and restore decisions of one lab (held until the transaction ends). */
-    const lock = (labId: string) => sql`SELECT pg_advisory_xact_lock(hashtext(${`backups:${labId}`}))`
 
     const insert = (backup: Backup) =>
       sql`INSERT INTO backups (id, lab_id, status, tables, rows, created_by, created_at)
           VALUES (${backup.id}, ${backup.labId}, ${backup.status}, ${JSON.stringify(backup.tables)}, ${backup.rows},
                   ${backup.createdBy}, ${backup.createdAt.toISOString()}::timestamptz)`
 
-    const find = (labId: string, id: string) =>
-      Effect.flatMap(sql`SELECT ${sql.literal(COLUMNS)} FROM backups WHERE lab_id = ${labId} AND id = ${id}`, one)
-
-    const list = (labId: string, filter: BackupFilter, cursor: Option.Option<Cursor>, limit: number) =>
-      Effect.flatMap(
-        sql`SELECT ${sql.literal(COLUMNS)} FROM backups
-            WHERE ${sql.and([
-              sql`lab_id = ${labId}`,
-              ...Option.toArray(Option.map(filter.status, (s) => sql`status = ${s}`)),
-              ...Option.toArray(Option.map(filter.from, (d) => sql`created_at >= ${d.toISOString()}::timestamptz`)),
-              ...Option.toArray(Option.map(filter.to, (d) => sql`created_at < ${d.toISOString()}::timestamptz`)),
-              Option.match(cursor, {
-                onNone: () => sql`TRUE`,
-                onSome: (c) => sql`(created_at, id) < (${c.createdAt.toISOString()}::timestamptz, ${c.id})`
-              })
-            ])}
-            ORDER BY created_at DESC, id DESC LIMIT ${limit + 1}`,
-        decodeRows
-      )
-
-    /** The lab's backups with a backup or a restore in progress. */
-    const active = (labId: string) =>
-      Effect.flatMap(
-        sql`SELECT ${sql.literal(COLUMNS)} FROM backups WHERE lab_id = ${labId}
-            AND (status IN ('pending', 'running') OR restore_status IN ('pending', 'running'))`,
-        decodeRows
-      )
-
-    const update = (id: string, fields: Record<string, unknown>) =>
+    const update = (id: BackupId, fields: Record<string, unknown>) =>
       Effect.orDie(Effect.flatMap(sql`UPDATE backups SET ${sql.update(fields)} WHERE id = ${id} RETURNING ${sql.literal(COLUMNS)}`, one))
 
-    const archive = (id: string) =>
-      Effect.flatMap(
-        sql`SELECT archive, sha256 FROM backups WHERE id = ${id} AND archive IS NOT NULL`,
-        (rows) => Effect.map(decodeArchiveds(rows), (r) => Option.fromNullable(r[0]))
-      )
-
-    /** Bytes [offset, offset + length) of the archive (substring is 1-based). */
-    const chunk = (id: string, offset: number, length: number) =>
-      Effect.flatMap(
-        sql`SELECT substring(archive FROM ${offset + 1}::int FOR ${length}::int) AS part FROM backups WHERE id = ${id}`,
-        (rows) => Effect.map(decodeChunks(rows), (r) => r[0]?.part ?? new Uint8Array())
-      )
-
-    const remove = (labId: string, id: string) => sql`DELETE FROM backups WHERE lab_id = ${labId} AND id = ${id}`
-
-    /** At start: work a stopped process left behind cannot finish any more. */
-    const failInterrupted = (at: Date) =>
-      Effect.all([
-        sql`UPDATE backups SET status = 'failed', error = 'interrupted: the service stopped before the backup finished',
-              completed_at = ${at.toISOString()}::timestamptz
-            WHERE status IN ('pending', 'running')`,
-        sql`UPDATE backups SET restore_status = 'failed', restore_error = 'interrupted: the service stopped before the restore finished',
-              restore_completed_at = ${at.toISOString()}::timestamptz
-            WHERE restore_status IN ('pending', 'running')`
-      ])
-
     return {
-      lock: (labId: string) => Effect.orDie(lock(labId)),
+      /** Serialises the backup and restore decisions of one lab (held until the transaction ends). */
+      lock: (labId: LabId) => Effect.orDie(sql`SELECT pg_advisory_xact_lock(hashtext(${`backups:${labId}`}))`),
       insert: (backup: Backup) => Effect.orDie(insert(backup)),
-      find: (labId: string, id: string) => Effect.orDie(find(labId, id)),
-      list: (labId: string, filter: BackupFilter, cursor: Option.Option<Cursor>, limit: number) =>
-        Effect.orDie(list(labId, filter, cursor, limit)),
-      active: (labId: string) => Effect.orDie(active(labId)),
-      markRunning: (id: string, at: Date) => update(id, { status: "running", startedAt: at }),
-      complete: (id: string, dump: Dump, at: Date) =>
-        update(id, {
-          status: "completed",
-          archive: dump.archive,
-          size: dump.archive.byteLength,
-          sha256: dump.sha256,
-          tables: JSON.stringify(dump.tables),
-          rows: dump.rows,
-          completedAt: at
-        }),
-      fail: (id: string, error: string, at: Date) => update(id, { status: "failed", error, completedAt: at }),
-      requestRestore: (id: string, by: string, at: Date) =>
-        update(id, {
-          restoreStatus: "pending",
-          restoreRequestedBy: by,
-          restoreRequestedAt: at,
-          restoreCompletedAt: null,
-          restoreRows: null,
-          restoreError: null
-        }),
-      restoreRunning: (id: string) => update(id, { restoreStatus: "running" }),
-      restoreDone: (id: string, rows: number, at: Date) =>
-        update(id, { restoreStatus: "completed", restoreRows: rows, restoreCompletedAt: at }),
-      restoreFailed: (id: string, error: string, at: Date) =>
-        update(id, { restoreStatus: "failed", restoreError: error, restoreCompletedAt: at }),
-      archive: (id: string) => Effect.orDie(archive(id)),
-      chunk: (id: string, offset: number, length: number) => Effect.orDie(chunk(id, offset, length)),
-      remove: (labId: string, id: string) => Effect.orDie(remove(labId, id)),
-      failInterrupted: (at: Date) => Effect.orDie(failInterrupted(at))
+      find: (labId: LabId, id: BackupId) =>
+        Effect.orDie(Effect.flatMap(sql`SELECT ${sql.literal(COLUMNS)} FROM backups WHERE lab_id = ${labId} AND id = ${id}`, one)),
+      list: (labId: LabId, filter: BackupFilter, cursor: Option.Option<Cursor>, limit: number) =>
+        Effect.orDie(list(sql, labId, filter, cursor, limit)),
+      /** The lab's backups with a backup or a restore in progress. */
+      active: (labId: LabId) =>
+        Effect.orDie(
+          Effect.flatMap(
+            sql`SELECT ${sql.literal(COLUMNS)} FROM backups WHERE lab_id = ${labId}
+                AND (status IN ('pending', 'running') OR restore_status IN ('pending', 'running'))`,
+            decodeRows
+          )
+        ),
+      ...statusChanges(update),
+      archive: (id: BackupId) => Effect.orDie(archive(sql, id)),
+      chunk: (id: BackupId, offset: number, length: number) => Effect.orDie(chunk(sql, id, offset, length)),
+      remove: (labId: LabId, id: BackupId) => Effect.orDie(sql`DELETE FROM backups WHERE lab_id = ${labId} AND id = ${id}`),
+      failInterrupted: (at: Date) => Effect.orDie(failInterrupted(sql, at))
     }
   })
 }) {}

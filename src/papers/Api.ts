@@ -5,9 +5,9 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { CreatePaper, LabBody, Paper, PaperListParams, PaperVersion, TransitionPaper, UpdatePaper } from "./Paper.js"
+import { CreatePaper, LabBody, Paper, PaperId, PaperListParams, PaperVersion, TransitionPaper, UpdatePaper } from "./Paper.js"
 
-const PaperId = Schema.Struct({ id: Schema.String })
+const PaperPath = Schema.Struct({ id: PaperId })
 const LabQuery = Schema.Struct({ labId: LabRef })
 
 /**
@@ -30,41 +30,38 @@ export class PapersApi extends HttpApiGroup.make("papers")
   )
   .add(
     HttpApiEndpoint.get("get", "/papers/:id")
-      .setPath(PaperId)
+      .setPath(PaperPath)
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(Paper))
       .annotate(OpenApi.Summary, "One paper with its publish-loop state and steps (extension)")
   )
   .add(
     HttpApiEndpoint.patch("update", "/papers/:id")
-      .setPath(PaperId)
+      .setPath(PaperPath)
       .setPayload(UpdatePaper)
       .addSuccess(Envelope(Paper))
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Change a paper; a change to a published paper starts its next version as a draft (extension)")
   )
   .add(
     HttpApiEndpoint.del("delete", "/papers/:id")
-      .setPath(PaperId)
+      .setPath(PaperPath)
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(Paper))
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Delete a paper that was never published (extension)")
   )
   .add(
     HttpApiEndpoint.get("versions", "/papers/:id/versions")
-      .setPath(PaperId)
+      .setPath(PaperPath)
       .setUrlParams(Schema.Struct({ labId: LabRef, ...PageParams }))
       .addSuccess(ListEnvelope(PaperVersion))
       .annotate(OpenApi.Summary, "The paper's published versions, frozen, newest first (extension)")
   )
   .add(
     HttpApiEndpoint.post("publishLoop", "/papers/:id/publish-loop")
-      .setPath(PaperId)
+      .setPath(PaperPath)
       .setPayload(LabBody)
       .addSuccess(Envelope(Paper).annotations({ description: "the loop was started, or is running (the same run)" }), { status: 202 })
       .addSuccess(Envelope(Paper).annotations({ description: "the paper is published already: nothing to do" }))
-      .addError(ConflictWire)
       .annotate(
         OpenApi.Summary,
         "Start the publish loop: check the paper's files exist in the lab and advance it step by step to published"
@@ -72,13 +69,13 @@ export class PapersApi extends HttpApiGroup.make("papers")
   )
   .add(
     HttpApiEndpoint.post("transition", "/papers/:id/transition")
-      .setPath(PaperId)
+      .setPath(PaperPath)
       .setPayload(TransitionPaper)
       .addSuccess(Envelope(Paper))
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Move a paper along its lifecycle by hand: a review decision, a resubmission, a withdrawal (extension)")
   )
   .addError(ForbiddenWire)
+  .addError(ConflictWire)
   .addError(NotFoundWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}

@@ -83,8 +83,13 @@ export const PaperLoop = Schema.Struct({
 }).annotations({ identifier: "PaperLoop" })
 export type PaperLoop = typeof PaperLoop.Type
 
+export const PaperId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("PaperId")).annotations({
+  description: "paper_…"
+})
+export type PaperId = typeof PaperId.Type
+
 export const Paper = Schema.Struct({
-  id: Schema.String,
+  id: PaperId,
   labId: Schema.String,
   title: Schema.String,
   abstract: Schema.String,

@@ -1,10 +1,14 @@
-import { Effect, Option } from "effect"
+import type { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
 import type { ActivityRepo } from "../activity/ActivityRepo.js"
-import { NotFound } from "../http/Errors.js"
-import type { LoopStep, Paper, PaperStatus } from "./Paper.js"
+import { orNotFound, StateConflict } from "../common/DomainErrors.js"
+import type { LabId } from "../labs/LabId.js"
+import type { LoopStep, Paper, PaperId, PaperStatus } from "./Paper.js"
 import type { PapersRepo } from "./PapersRepo.js"
 
-/** What Papers.ts and PublishLoop.ts share: activity entries of a paper, and a paper locked or 404. */
+/** What Papers.ts and PublishLoop.ts share: activity entries of a paper, a paper locked or 404, a 409 about it. */
+
+export const RESOURCE = "paper"
 
 /** What a status change is called in the activity feed. */
 export const VERB: Record<PaperStatus, string> = {
@@ -23,11 +27,20 @@ export const noteFor =
   (paper: Paper, kind: string, actor: string, message: string, data: Record<string, unknown> = {}) =>
     activity.record({ labId: paper.labId, kind, ref: paper.id, actor, message, data: { version: paper.version, ...data } })
 
-export const notFound = (id: string) => new NotFound({ message: `no paper ${id} in this lab` })
+export type Note = ReturnType<typeof noteFor>
 
 /** The paper, locked for the transaction, or 404. */
-export const lockedOrNotFound = (repo: PapersRepo) => (labId: string, id: string) =>
-  Effect.flatMap(repo.findForUpdate(labId, id), Option.match({ onNone: () => Effect.fail(notFound(id)), onSome: Effect.succeed }))
+export const lockedOrNotFound = (repo: PapersRepo) => (labId: LabId, id: PaperId) =>
+  orNotFound(RESOURCE, id)(repo.findForUpdate(labId, id))
+
+/** 409: the paper's state does not allow it. */
+export const conflict = (id: PaperId, problem: string) => new StateConflict({ resource: RESOURCE, id, problem })
+
+/** Runs an effect in one transaction; a database failure is a defect. */
+export const transactional =
+  (sql: SqlClient.SqlClient) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>) =>
+    self.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
 /** One step of a publish loop run, as the paper records it. */
 export const step = (

@@ -1,19 +1,15 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
-import { Author, LoopStatus, LoopStep, type Paper, PaperStatus, PaperVersion } from "./Paper.js"
+import { makeLabTable } from "../db/LabTable.js"
+import type { PageQuery } from "../http/Pagination.js"
+import type { LabId } from "../labs/LabId.js"
+import { Author, LoopStatus, LoopStep, Paper, PaperId, type PaperStatus, PaperVersion } from "./Paper.js"
+
+/** The fields a row stores as the paper has them (its dates aside, which the driver gives as dates). */
+const { loop: _loop, publishedAt: _publishedAt, createdAt: _createdAt, updatedAt: _updatedAt, ...stored } = Paper.fields
 
 /** A row of `papers`: timestamps come back as dates, jsonb as parsed JSON (steps with ISO strings). */
 const Row = Schema.Struct({
-  id: Schema.String,
-  labId: Schema.String,
-  title: Schema.String,
-  abstract: Schema.String,
-  authors: Schema.Array(Author),
-  files: Schema.Array(Schema.String),
-  status: PaperStatus,
-  version: Schema.Number,
-  publishedVersion: Schema.NullOr(Schema.Number),
+  ...stored,
   publishedAt: Schema.NullOr(Schema.DateFromSelf),
   loopRunId: Schema.NullOr(Schema.String),
   loopStatus: LoopStatus,
@@ -27,54 +23,51 @@ const Row = Schema.Struct({
 })
 type Row = typeof Row.Type
 
-const toPaper = (row: Row): Paper => ({
-  id: row.id,
-  labId: row.labId,
-  title: row.title,
-  abstract: row.abstract,
-  authors: row.authors,
-  files: row.files,
-  status: row.status,
-  version: row.version,
-  publishedVersion: row.publishedVersion,
-  publishedAt: row.publishedAt,
-  loop: {
-    runId: row.loopRunId,
-    status: row.loopStatus,
-    steps: row.loopSteps,
-    startedBy: row.loopStartedBy,
-    startedAt: row.loopStartedAt,
-    finishedAt: row.loopFinishedAt,
-    error: row.loopError
-  },
-  createdAt: row.createdAt,
-  updatedAt: row.updatedAt
+/** A row as the paper it stores: the loop columns become its `loop`. */
+const PaperRow = Schema.transform(Row, Schema.typeSchema(Paper), {
+  strict: true,
+  decode: ({ loopRunId, loopStatus, loopSteps, loopStartedBy, loopStartedAt, loopFinishedAt, loopError, ...paper }) => ({
+    ...paper,
+    loop: {
+      runId: loopRunId,
+      status: loopStatus,
+      steps: loopSteps,
+      startedBy: loopStartedBy,
+      startedAt: loopStartedAt,
+      finishedAt: loopFinishedAt,
+      error: loopError
+    }
+  }),
+  encode: ({ loop, ...paper }): Row => ({
+    ...paper,
+    loopRunId: loop.runId,
+    loopStatus: loop.status,
+    loopSteps: loop.steps,
+    loopStartedBy: loop.startedBy,
+    loopStartedAt: loop.startedAt,
+    loopFinishedAt: loop.finishedAt,
+    loopError: loop.error
+  })
 })
 
 const encodeSteps = Schema.encodeSync(Schema.Array(LoopStep))
 
 /** The columns of a paper, JSON values as text for jsonb. */
-const columns = (paper: Paper) => ({
-  id: paper.id,
-  labId: paper.labId,
-  title: paper.title,
-  abstract: paper.abstract,
-  authors: JSON.stringify(paper.authors),
-  files: JSON.stringify(paper.files),
-  status: paper.status,
-  version: paper.version,
-  publishedVersion: paper.publishedVersion,
-  publishedAt: paper.publishedAt,
-  loopRunId: paper.loop.runId,
-  loopStatus: paper.loop.status,
-  loopSteps: JSON.stringify(encodeSteps(paper.loop.steps)),
-  loopStartedBy: paper.loop.startedBy,
-  loopStartedAt: paper.loop.startedAt,
-  loopFinishedAt: paper.loop.finishedAt,
-  loopError: paper.loop.error,
-  createdAt: paper.createdAt,
-  updatedAt: paper.updatedAt
-})
+const columns = (paper: Paper) => {
+  const { loop, ...rest } = paper
+  return {
+    ...rest,
+    authors: JSON.stringify(paper.authors),
+    files: JSON.stringify(paper.files),
+    loopRunId: loop.runId,
+    loopStatus: loop.status,
+    loopSteps: JSON.stringify(encodeSteps(loop.steps)),
+    loopStartedBy: loop.startedBy,
+    loopStartedAt: loop.startedAt,
+    loopFinishedAt: loop.finishedAt,
+    loopError: loop.error
+  }
+}
 
 const VersionRow = Schema.Struct({
   paperId: Schema.String,
@@ -89,52 +82,27 @@ const VersionRow = Schema.Struct({
 })
 
 export interface PaperFilter extends PageQuery {
-  readonly status: Option.Option<PaperStatus>
-  readonly from: Option.Option<Date>
-  readonly to: Option.Option<Date>
+  readonly status?: PaperStatus | undefined
+  readonly from?: Date | undefined
+  readonly to?: Date | undefined
 }
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
+const decodeRunning = Schema.decodeUnknown(Schema.Array(Schema.Struct({ labId: Schema.String, id: PaperId, loopRunId: Schema.String })))
 const decodeVersionRows = Schema.decodeUnknown(Schema.Array(VersionRow))
 
 export class PapersRepo extends Effect.Service<PapersRepo>()("PapersRepo", {
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
+    const table = yield* makeLabTable({ table: "papers", row: PaperRow, columns })
+    const sql = table.sql
 
-    const list = (labId: string, filter: PaperFilter) =>
-      Effect.gen(function* () {
-        const rows = yield* sql`
-          SELECT * FROM papers
-          WHERE lab_id = ${labId}
-            AND ${Option.match(filter.status, { onNone: () => sql`TRUE`, onSome: (s) => sql`status = ${s}` })}
-            AND ${Option.match(filter.from, { onNone: () => sql`TRUE`, onSome: (d) => sql`created_at >= ${d}` })}
-            AND ${Option.match(filter.to, { onNone: () => sql`TRUE`, onSome: (d) => sql`created_at < ${d}` })}
-            AND ${keyset(sql, filter.cursor)}
-          ORDER BY created_at DESC, id DESC
-          LIMIT ${filter.limit + 1}`
-        return pageOf((yield* decodeRows(rows)).map(toPaper), filter.limit)
-      })
+    const list = (labId: LabId, filter: PaperFilter) =>
+      table.page(
+        labId,
+        (where) => [where.eq("status", filter.status), where.createdFrom(filter.from), where.createdBefore(filter.to)],
+        filter
+      )
 
-    const find = SqlSchema.findOne({
-      Request: Schema.Struct({ labId: Schema.String, id: Schema.String }),
-      Result: Row,
-      execute: ({ id, labId }) => sql`SELECT * FROM papers WHERE id = ${id} AND lab_id = ${labId}`
-    })
-
-    /** The row, locked until the transaction ends: every change of a paper reads it this way first. */
-    const findForUpdate = SqlSchema.findOne({
-      Request: Schema.Struct({ labId: Schema.String, id: Schema.String }),
-      Result: Row,
-      execute: ({ id, labId }) => sql`SELECT * FROM papers WHERE id = ${id} AND lab_id = ${labId} FOR UPDATE`
-    })
-
-    const save = (paper: Paper) => {
-      // everything but the identity and the creation time
-      const { id, labId, createdAt: _createdAt, ...rest } = columns(paper)
-      return Effect.asVoid(sql`UPDATE papers SET ${sql.update(rest)} WHERE id = ${id} AND lab_id = ${labId}`)
-    }
-
-    const versions = (labId: string, paperId: string, before: Option.Option<number>, limit: number) =>
+    const versions = (labId: LabId, paperId: PaperId, before: Option.Option<number>, limit: number) =>
       Effect.gen(function* () {
         const rows = yield* sql`
           SELECT * FROM paper_versions
@@ -144,28 +112,31 @@ export class PapersRepo extends Effect.Service<PapersRepo>()("PapersRepo", {
           LIMIT ${limit + 1}`
         const decoded = yield* decodeVersionRows(rows)
         return decoded.map((row): PaperVersion => ({ ...row, status: "published" }))
-      })
+      }).pipe(Effect.orDie)
 
     const insertVersion = (v: PaperVersion) => {
       const { status: _status, ...row } = v
-      return sql`INSERT INTO paper_versions ${sql.insert({ ...row, authors: JSON.stringify(v.authors), files: JSON.stringify(v.files) })}`
+      return Effect.orDie(
+        sql`INSERT INTO paper_versions ${sql.insert({ ...row, authors: JSON.stringify(v.authors), files: JSON.stringify(v.files) })}`
+      )
     }
 
     return {
-      list: (labId: string, filter: PaperFilter) => Effect.orDie(list(labId, filter)),
-      find: (labId: string, id: string) => Effect.orDie(Effect.map(find({ labId, id }), Option.map(toPaper))),
-      findForUpdate: (labId: string, id: string) => Effect.orDie(Effect.map(findForUpdate({ labId, id }), Option.map(toPaper))),
-      insert: (paper: Paper) => Effect.orDie(sql`INSERT INTO papers ${sql.insert(columns(paper))}`),
-      save: (paper: Paper) => Effect.orDie(save(paper)),
-      delete: (labId: string, id: string) => Effect.orDie(sql`DELETE FROM papers WHERE id = ${id} AND lab_id = ${labId}`),
+      list,
+      find: table.find,
+      findForUpdate: table.findForUpdate,
+      insert: (paper: Paper) => Effect.orDie(table.insert(paper)),
+      save: (paper: Paper) => Effect.orDie(table.update(paper)),
+      remove: table.remove,
       /** Loops a previous process left running: resumed at start. */
       running: Effect.orDie(
-        sql<{ labId: string; id: string; loopRunId: string }>`
-          SELECT lab_id, id, loop_run_id FROM papers WHERE loop_status = 'running' AND loop_run_id IS NOT NULL`
+        Effect.flatMap(
+          sql`SELECT lab_id, id, loop_run_id FROM papers WHERE loop_status = 'running' AND loop_run_id IS NOT NULL`,
+          decodeRunning
+        )
       ),
-      versions: (labId: string, paperId: string, before: Option.Option<number>, limit: number) =>
-        Effect.orDie(versions(labId, paperId, before, limit)),
-      insertVersion: (v: PaperVersion) => Effect.orDie(insertVersion(v))
+      versions,
+      insertVersion
     }
   })
 }) {}

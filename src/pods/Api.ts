@@ -5,9 +5,9 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { BadGatewayWire, ConflictWire, ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { CreatePod, Pod, PodAction, PodStatus } from "./Pod.js"
+import { CreatePod, Pod, PodAction, PodId, PodStatus } from "./Pod.js"
 
-const PodPath = Schema.Struct({ podId: Schema.String })
+const PodPath = Schema.Struct({ podId: PodId })
 
 /**
  * Catalog: GET /pods, POST /pods/{podId}/start, POST /pods/{podId}/stop.
@@ -38,7 +38,6 @@ export class PodsApi extends HttpApiGroup.make("pods")
       .setPath(PodPath)
       .setUrlParams(Schema.Struct({ labId: LabRef }))
       .addSuccess(Envelope(Pod))
-      .addError(ConflictWire)
       .addError(BadGatewayWire)
       .annotate(OpenApi.Summary, "Extension: delete a stopped or failed pod (409 otherwise). Its sessions, and so its costs, stay.")
   )
@@ -47,7 +46,6 @@ export class PodsApi extends HttpApiGroup.make("pods")
       .setPath(PodPath)
       .setPayload(PodAction)
       .addSuccess(Envelope(Pod), { status: 202 })
-      .addError(ConflictWire)
       .addError(QuotaExceededWire)
       .annotate(
         OpenApi.Summary,
@@ -59,10 +57,10 @@ export class PodsApi extends HttpApiGroup.make("pods")
       .setPath(PodPath)
       .setPayload(PodAction)
       .addSuccess(Envelope(Pod), { status: 202 })
-      .addError(ConflictWire)
       .annotate(OpenApi.Summary, "202 with `stopping` (or `stopped` when it is not running). Safe to repeat.")
   )
   .addError(ForbiddenWire)
+  .addError(ConflictWire)
   .addError(NotFoundWire)
   .middleware(Authentication)
   .prefix("/api/v1")

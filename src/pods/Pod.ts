@@ -25,8 +25,13 @@ export const PodMachine: Transitions<PodStatus> = {
   failed: ["starting", "stopped"]
 }
 
+export const PodId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("PodId")).annotations({
+  description: "pod_…"
+})
+export type PodId = typeof PodId.Type
+
 export const Pod = Schema.Struct({
-  id: Schema.String,
+  id: PodId,
   labId: Schema.String,
   name: Schema.String,
   gpu: Schema.NullOr(Schema.String).annotations({ description: "GPU type, e.g. A100-80GB; null for a CPU pod" }),

@@ -1,14 +1,107 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
-import { BadGateway, Conflict, NotFound } from "../http/Errors.js"
+import { BadGateway } from "../http/Errors.js"
+import type { LabId } from "../labs/LabId.js"
 import { Quotas } from "../quotas/Quotas.js"
-import { type CreatePod, type Pod, PodMachine } from "./Pod.js"
-import { PodDriver, providerPod } from "./PodDriver.js"
+import { type CreatePod, type Pod, PodId, PodMachine } from "./Pod.js"
+import { PodDriver } from "./PodDriver.js"
+import { providerPod } from "./PodEvents.js"
 import { PodProvider } from "./PodProvider.js"
-import { type PodFilter, PodsRepo } from "./PodsRepo.js"
+import { type PodFilter, PodsRepo, type StatusChange } from "./PodsRepo.js"
+
+const RESOURCE = "pod"
+
+/** What the operations on a pod work with. */
+interface Deps {
+  readonly repo: PodsRepo
+  readonly activity: ActivityRepo
+  readonly quotas: Quotas
+}
+
+const mustFind = (deps: Deps, labId: LabId, id: PodId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id))
+
+/** The pod, its row locked for the rest of the transaction. */
+const locked = (deps: Deps, labId: LabId, id: PodId) =>
+  Effect.flatMap(deps.repo.lock(labId, id), (ok) =>
+    ok ? mustFind(deps, labId, id) : Effect.fail(new NotFoundInLab({ resource: RESOURCE, id }))
+  )
+
+/** A request's change of the pod, with its activity entry (`kind`); the pod as it is then. */
+const change = (deps: Deps, labId: LabId, pod: Pod, actor: string, kind: string, set: StatusChange, message: string) =>
+  Effect.gen(function* () {
+    yield* deps.repo.update(pod.id, set)
+    yield* deps.activity.record({ labId, kind, ref: pod.id, actor, message, data: { from: pod.status } })
+    return yield* mustFind(deps, labId, pod.id)
+  })
+
+/** Start, in the caller's transaction: `launched` when the driver has to launch it. */
+const start = (deps: Deps, labId: LabId, id: PodId, actor: string) =>
+  Effect.gen(function* () {
+    const pod = yield* locked(deps, labId, id)
+    if (pod.status === "starting" || pod.status === "running") return { pod, launched: false }
+    if (pod.status === "stopping") {
+      if (pod.desiredStatus === "running") return { pod, launched: false }
+      // it will start again once stopped: it needs a slot now (quota: QUOTA_RUNNING_PODS)
+      yield* deps.quotas.runningPods(labId, id)
+      const again = `Asked pod ${pod.name} to start again once it has stopped`
+      return { pod: yield* change(deps, labId, pod, actor, "pod.start", { desiredStatus: "running" }, again), launched: false }
+    }
+    yield* transition(`pod ${id}`, PodMachine, pod.status, "starting")
+    yield* deps.quotas.runningPods(labId, id)
+    const set: StatusChange = { status: "starting", desiredStatus: "running", exitCode: null, lastError: null }
+    return { pod: yield* change(deps, labId, pod, actor, "pod.start", set, `Starting pod ${pod.name}`), launched: true }
+  })
+
+/** Stop, in the caller's transaction: `halting` when the driver has to stop it. */
+const stop = (deps: Deps, labId: LabId, id: PodId, actor: string) =>
+  Effect.gen(function* () {
+    const pod = yield* locked(deps, labId, id)
+    switch (pod.status) {
+      case "stopped":
+      case "stopping": {
+        if (pod.desiredStatus === "stopped") return { pod, halting: false }
+        const stays = `Pod ${pod.name} will stay stopped`
+        return { pod: yield* change(deps, labId, pod, actor, "pod.stop", { desiredStatus: "stopped" }, stays), halting: false }
+      }
+      case "failed": {
+        yield* transition(`pod ${id}`, PodMachine, pod.status, "stopped")
+        const set: StatusChange = { status: "stopped", desiredStatus: "stopped" }
+        return { pod: yield* change(deps, labId, pod, actor, "pod.stop", set, `Stopped failed pod ${pod.name}`), halting: false }
+      }
+      default: {
+        yield* transition(`pod ${id}`, PodMachine, pod.status, "stopping")
+        const set: StatusChange = { status: "stopping", desiredStatus: "stopped" }
+        return { pod: yield* change(deps, labId, pod, actor, "pod.stop", set, `Stopping pod ${pod.name}`), halting: true }
+      }
+    }
+  })
+
+const deletable = (p: Pod) =>
+  p.status === "stopped" || p.status === "failed"
+    ? Effect.void
+    : Effect.fail(new StateConflict({ resource: RESOURCE, id: p.id, problem: `pod ${p.id} is ${p.status}: stop it before deleting it` }))
+
+const newPod = (labId: LabId, input: Omit<CreatePod, "labId">, provider: string) => {
+  const now = new Date()
+  return {
+    id: PodId.make(newId("pod")),
+    labId,
+    name: input.name,
+    gpu: input.gpu,
+    gpuCount: input.gpuCount ?? (input.gpu === null ? 0 : 1),
+    costPerHour: input.costPerHour,
+    currency: input.currency,
+    provider,
+    desiredStatus: "stopped" as const,
+    status: "stopped" as const,
+    createdAt: now,
+    updatedAt: now
+  }
+}
 
 /**
  * Pods: desired status (what start and stop asked for) and actual status
@@ -21,134 +114,42 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
   dependencies: [PodsRepo.Default, ActivityRepo.Default, Quotas.Default, PodDriver.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const repo = yield* PodsRepo
-    const activity = yield* ActivityRepo
     const provider = yield* PodProvider
-    const quotas = yield* Quotas
     const driver = yield* PodDriver
+    const deps: Deps = { repo: yield* PodsRepo, activity: yield* ActivityRepo, quotas: yield* Quotas }
+    const { repo, activity } = deps
 
     const inTransaction = <A, E>(effect: Effect.Effect<A, E>) =>
       effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-    const mustFind = (labId: string, id: string) =>
-      Effect.flatMap(
-        repo.find(labId, id),
-        Option.match({ onNone: () => Effect.fail(new NotFound({ message: `no pod ${id} in this lab` })), onSome: Effect.succeed })
-      )
-
-    const locked = (labId: string, id: string) =>
-      Effect.flatMap(repo.lock(labId, id), (ok) => (ok ? mustFind(labId, id) : Effect.fail(new NotFound({ message: `no pod ${id} in this lab` }))))
-
-    const create = (labId: string, input: Omit<CreatePod, "labId">, actor: string) =>
+    const create = (labId: LabId, input: Omit<CreatePod, "labId">, actor: string) =>
       inTransaction(
         Effect.gen(function* () {
-          const now = new Date()
-          const id = newId("pod")
-          yield* repo.insert({
-            id,
-            labId,
-            name: input.name,
-            gpu: input.gpu,
-            gpuCount: input.gpuCount ?? (input.gpu === null ? 0 : 1),
-            costPerHour: input.costPerHour,
-            currency: input.currency,
-            provider: provider.name,
-            desiredStatus: "stopped",
-            status: "stopped",
-            createdAt: now,
-            updatedAt: now
-          })
+          const pod = newPod(labId, input, provider.name)
+          yield* repo.insert(pod)
           yield* activity.record({
             labId,
             kind: "pod.created",
-            ref: id,
+            ref: pod.id,
             actor,
             message: `Created pod ${input.name}`,
             data: { gpu: input.gpu, costPerHour: input.costPerHour, currency: input.currency }
           })
-          return yield* mustFind(labId, id)
+          return yield* mustFind(deps, labId, pod.id)
         })
       )
 
-    /** Start: 202 with `starting` (or the state it is already in). Safe to repeat. */
-    const start = (labId: string, id: string, actor: string) =>
-      Effect.gen(function* () {
-        const { pod, launched } = yield* inTransaction(
-          Effect.gen(function* () {
-            const pod = yield* locked(labId, id)
-            if (pod.status === "starting" || pod.status === "running") return { pod, launched: false }
-            const record = (message: string) =>
-              activity.record({ labId, kind: "pod.start", ref: id, actor, message, data: { from: pod.status } })
-            if (pod.status === "stopping") {
-              if (pod.desiredStatus !== "running") {
-                // it will start again once stopped: it needs a slot now (quota: QUOTA_RUNNING_PODS)
-                yield* quotas.runningPods(labId, id)
-                yield* repo.update(id, { desiredStatus: "running" })
-                yield* record(`Asked pod ${pod.name} to start again once it has stopped`)
-              }
-              return { pod: yield* mustFind(labId, id), launched: false }
-            }
-            yield* transition(`pod ${id}`, PodMachine, pod.status, "starting")
-            yield* quotas.runningPods(labId, id)
-            yield* repo.update(id, { status: "starting", desiredStatus: "running", exitCode: null, lastError: null })
-            yield* record(`Starting pod ${pod.name}`)
-            return { pod: yield* mustFind(labId, id), launched: true }
-          })
-        )
-        if (launched) yield* driver.drive("start", id)
-        return pod
-      })
-
-    /** Stop: 202 with `stopping` (or `stopped`). Safe to repeat. */
-    const stop = (labId: string, id: string, actor: string) =>
-      Effect.gen(function* () {
-        const { pod, halting } = yield* inTransaction(
-          Effect.gen(function* () {
-            const pod = yield* locked(labId, id)
-            const record = (message: string) =>
-              activity.record({ labId, kind: "pod.stop", ref: id, actor, message, data: { from: pod.status } })
-            switch (pod.status) {
-              case "stopped":
-              case "stopping": {
-                if (pod.desiredStatus === "stopped") return { pod, halting: false }
-                yield* repo.update(id, { desiredStatus: "stopped" })
-                yield* record(`Pod ${pod.name} will stay stopped`)
-                return { pod: yield* mustFind(labId, id), halting: false }
-              }
-              case "failed": {
-                yield* transition(`pod ${id}`, PodMachine, pod.status, "stopped")
-                yield* repo.update(id, { status: "stopped", desiredStatus: "stopped" })
-                yield* record(`Stopped failed pod ${pod.name}`)
-                return { pod: yield* mustFind(labId, id), halting: false }
-              }
-              default: {
-                yield* transition(`pod ${id}`, PodMachine, pod.status, "stopping")
-                yield* repo.update(id, { status: "stopping", desiredStatus: "stopped" })
-                yield* record(`Stopping pod ${pod.name}`)
-                return { pod: yield* mustFind(labId, id), halting: true }
-              }
-            }
-          })
-        )
-        if (halting) yield* driver.drive("stop", id)
-        return pod
-      })
-
     /** Delete a stopped or failed pod; its sessions stay, so past costs do. */
-    const remove = (labId: string, id: string, actor: string) =>
+    const remove = (labId: LabId, id: PodId, actor: string) =>
       Effect.gen(function* () {
-        const pod = yield* mustFind(labId, id)
-        const deletable = (p: Pod) =>
-          p.status === "stopped" || p.status === "failed"
-            ? Effect.void
-            : Effect.fail(new Conflict({ message: `pod ${id} is ${p.status}: stop it before deleting it` }))
+        const pod = yield* mustFind(deps, labId, id)
         yield* deletable(pod)
         yield* provider.remove(providerPod(pod)).pipe(
           Effect.mapError((e) => new BadGateway({ message: `the pod provider could not release pod ${id}: ${e.message}` }))
         )
         return yield* inTransaction(
           Effect.gen(function* () {
-            const current = yield* locked(labId, id)
+            const current = yield* locked(deps, labId, id)
             yield* deletable(current)
             yield* repo.remove(labId, id)
             yield* activity.record({
@@ -166,11 +167,23 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
       })
 
     return {
-      list: (labId: string, filter: PodFilter) => repo.list(labId, filter),
-      get: mustFind,
+      list: (labId: LabId, filter: PodFilter) => repo.list(labId, filter),
+      get: (labId: LabId, id: PodId) => mustFind(deps, labId, id),
       create,
-      start,
-      stop,
+      /** Start: 202 with `starting` (or the state it is already in). Safe to repeat. */
+      start: (labId: LabId, id: PodId, actor: string) =>
+        Effect.gen(function* () {
+          const { pod, launched } = yield* inTransaction(start(deps, labId, id, actor))
+          if (launched) yield* driver.drive("start", id)
+          return pod
+        }),
+      /** Stop: 202 with `stopping` (or `stopped`). Safe to repeat. */
+      stop: (labId: LabId, id: PodId, actor: string) =>
+        Effect.gen(function* () {
+          const { pod, halting } = yield* inTransaction(stop(deps, labId, id, actor))
+          if (halting) yield* driver.drive("stop", id)
+          return pod
+        }),
       remove
     }
   })

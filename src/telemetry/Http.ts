@@ -1,12 +1,11 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
-import { CurrentPrincipal } from "../auth/Principal.js"
-import { ok, okPage } from "../http/Envelope.js"
-import { ValidationError } from "../http/Errors.js"
-import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { InvalidField } from "../common/DomainErrors.js"
 import { Timestamp } from "../common/Schemas.js"
-import { Labs } from "../labs/Labs.js"
+import { ok, okPage } from "../http/Envelope.js"
+import { LabRequests } from "../http/LabRequests.js"
+import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
 import { Telemetry } from "./Telemetry.js"
 import { MetricName } from "./TelemetryEvent.js"
 import type { TelemetryFilter } from "./TelemetryRepo.js"
@@ -20,40 +19,45 @@ const encodeAggregateCursor = Schema.encodeSync(AggregateCursor)
 /** `from` after `to` is a mistake, not an empty answer. */
 const checkRange = (from: Date | undefined, to: Date | undefined) =>
   from !== undefined && to !== undefined && from.getTime() > to.getTime()
-    ? Effect.fail(new ValidationError({ message: "from: must not be after to" }))
+    ? Effect.fail(new InvalidField({ field: "from", problem: "must not be after to" }))
     : Effect.void
 
 export const TelemetryHttp = HttpApiBuilder.group(Api, "telemetry", (handlers) =>
   Effect.gen(function* () {
-    const labs = yield* Labs
+    const lab = yield* LabRequests
     const telemetry = yield* Telemetry
     return handlers
       .handle("query", ({ urlParams: { labId, name, from, to, aggregate = "none", bucket, ...page } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "read")
-          yield* checkRange(from, to)
-          const filter: TelemetryFilter = {
-            name: Option.fromNullable(name),
-            from: Option.fromNullable(from),
-            to: Option.fromNullable(to)
-          }
-          if (aggregate === "none") {
-            if (bucket !== undefined) return yield* new ValidationError({ message: "bucket: needs an aggregate (avg, sum, min, max or count)" })
-            const query = yield* pageQueryWith(Schema.decodeUnknownEither(EventCursor), page)
-            const result = yield* telemetry.events(lab.id, filter, query.cursor, query.limit)
-            return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeEventCursor)) })
-          }
-          const query = yield* pageQueryWith(Schema.decodeUnknownEither(AggregateCursor), page)
-          const result = yield* telemetry.aggregates(lab.id, filter, aggregate, Option.fromNullable(bucket), query.cursor, query.limit)
-          return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeAggregateCursor)) })
-        })
+        lab.read(labId, (scope) =>
+          Effect.gen(function* () {
+            yield* checkRange(from, to)
+            const filter: TelemetryFilter = {
+              name: Option.fromNullable(name),
+              from: Option.fromNullable(from),
+              to: Option.fromNullable(to)
+            }
+            if (aggregate === "none") {
+              if (bucket !== undefined) {
+                return yield* new InvalidField({ field: "bucket", problem: "needs an aggregate (avg, sum, min, max or count)" })
+              }
+              const query = yield* pageQueryWith(Schema.decodeUnknownEither(EventCursor), page)
+              const result = yield* telemetry.events(scope.labId, filter, query.cursor, query.limit)
+              return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeEventCursor)) })
+            }
+            const query = yield* pageQueryWith(Schema.decodeUnknownEither(AggregateCursor), page)
+            const result = yield* telemetry.aggregates(scope.labId, {
+              filter,
+              aggregate,
+              bucket: Option.fromNullable(bucket),
+              cursor: query.cursor,
+              limit: query.limit
+            })
+            return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeAggregateCursor)) })
+          })
+        )
       )
       .handle("ingest", ({ payload: { labId, events } }) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labId, "write")
-          const principal = yield* CurrentPrincipal
-          return yield* Effect.flatMap(telemetry.ingest(lab.id, principal.id, events), ok)
-        })
+        lab.write(labId, (scope) => telemetry.ingest(scope.labId, scope.actor, events)).pipe(Effect.flatMap(ok))
       )
   })
 )

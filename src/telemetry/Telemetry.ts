@@ -3,8 +3,16 @@ import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"
 import type { Cursor } from "../http/Pagination.js"
-import type { Aggregate, Bucket, IngestTelemetry, TelemetryAggregate, TelemetryBatch, TelemetryEvent } from "./TelemetryEvent.js"
-import { type AggregateCursor, type StoredEvent, type TelemetryFilter, TelemetryRepo } from "./TelemetryRepo.js"
+import type { LabId } from "../labs/LabId.js"
+import type { IngestTelemetry, TelemetryAggregate, TelemetryBatch, TelemetryEvent } from "./TelemetryEvent.js"
+import { type AggregateCursor, type AggregateQuery, type StoredEvent, type TelemetryFilter, TelemetryRepo } from "./TelemetryRepo.js"
+
+/** A page of `limit` items from `rows` (fetched one more), and where the next starts when there is one. */
+const pageAfter = <A, C>(rows: ReadonlyArray<A>, limit: number, cursorOf: (last: A) => C) => {
+  const items = rows.slice(0, limit)
+  const last = items.at(-1)
+  return { items, next: rows.length > limit && last !== undefined ? Option.some(cursorOf(last)) : Option.none<C>() }
+}
 
 /** Names listed in the activity entry of a batch (the count is always complete). */
 const NAMES_IN_ACTIVITY = 20
@@ -17,7 +25,7 @@ export class Telemetry extends Effect.Service<Telemetry>()("Telemetry", {
     const activity = yield* ActivityRepo
 
     /** Store a batch: one multi-row insert and one activity entry, in one transaction (all or nothing). */
-    const ingest = (labId: string, actor: string, events: IngestTelemetry["events"]) =>
+    const ingest = (labId: LabId, actor: string, events: IngestTelemetry["events"]) =>
       Effect.gen(function* () {
         const now = new Date()
         const batchId = newId("telb")
@@ -56,35 +64,15 @@ export class Telemetry extends Effect.Service<Telemetry>()("Telemetry", {
         return batch
       }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
-    const events = (labId: string, filter: TelemetryFilter, cursor: Option.Option<Cursor>, limit: number) =>
-      Effect.map(repo.events(labId, filter, cursor, limit), (rows) => {
-        const items: ReadonlyArray<TelemetryEvent> = rows.slice(0, limit)
-        const last = items.at(-1)
-        return {
-          items,
-          next: rows.length > limit && last ? Option.some<Cursor>({ createdAt: last.timestamp, id: last.id }) : Option.none<Cursor>()
-        }
-      })
+    const events = (labId: LabId, filter: TelemetryFilter, cursor: Option.Option<Cursor>, limit: number) =>
+      Effect.map(repo.events(labId, filter, cursor, limit), (rows) =>
+        pageAfter<TelemetryEvent, Cursor>(rows, limit, (last) => ({ createdAt: last.timestamp, id: last.id }))
+      )
 
-    const aggregates = (
-      labId: string,
-      filter: TelemetryFilter,
-      aggregate: Exclude<Aggregate, "none">,
-      bucket: Option.Option<Bucket>,
-      cursor: Option.Option<AggregateCursor>,
-      limit: number
-    ) =>
-      Effect.map(repo.aggregates(labId, filter, aggregate, bucket, cursor, limit), (rows) => {
-        const items: ReadonlyArray<TelemetryAggregate> = rows.slice(0, limit)
-        const last = items.at(-1)
-        return {
-          items,
-          next:
-            rows.length > limit && last
-              ? Option.some<AggregateCursor>({ bucket: last.bucket, name: last.name })
-              : Option.none<AggregateCursor>()
-        }
-      })
+    const aggregates = (labId: LabId, query: AggregateQuery) =>
+      Effect.map(repo.aggregates(labId, query), (rows) =>
+        pageAfter<TelemetryAggregate, AggregateCursor>(rows, query.limit, (last) => ({ bucket: last.bucket, name: last.name }))
+      )
 
     return { ingest, events, aggregates }
   })

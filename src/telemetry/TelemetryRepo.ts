@@ -1,6 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import type { Cursor } from "../http/Pagination.js"
+import type { LabId } from "../labs/LabId.js"
 import { type Aggregate, type Bucket, TelemetryAggregate, TelemetryEvent } from "./TelemetryEvent.js"
 
 /** A stored row (selected with occurred_at AS timestamp). */
@@ -18,6 +19,15 @@ export interface TelemetryFilter {
   readonly name: Option.Option<string>
   readonly from: Option.Option<Date>
   readonly to: Option.Option<Date>
+}
+
+/** One page of aggregates: one value per name (and bucket, when there is one). */
+export interface AggregateQuery {
+  readonly filter: TelemetryFilter
+  readonly aggregate: Exclude<Aggregate, "none">
+  readonly bucket: Option.Option<Bucket>
+  readonly cursor: Option.Option<AggregateCursor>
+  readonly limit: number
 }
 
 export type StoredEvent = {
@@ -54,7 +64,7 @@ export class TelemetryRepo extends Effect.Service<TelemetryRepo>()("TelemetryRep
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const where = (labId: string, filter: TelemetryFilter) => sql.and([
+    const where = (labId: LabId, filter: TelemetryFilter) => sql.and([
       sql`lab_id = ${labId}`,
       ...Option.toArray(Option.map(filter.name, (name) => sql`name = ${name}`)),
       ...Option.toArray(Option.map(filter.from, (from) => sql`occurred_at >= ${from.toISOString()}::timestamptz`)),
@@ -65,7 +75,7 @@ export class TelemetryRepo extends Effect.Service<TelemetryRepo>()("TelemetryRep
     const insert = (events: ReadonlyArray<StoredEvent>) => sql`INSERT INTO telemetry_events ${sql.insert(events)}`
 
     /** Raw events, newest first on (occurred_at, id). */
-    const events = (labId: string, filter: TelemetryFilter, cursor: Option.Option<Cursor>, limit: number) =>
+    const events = (labId: LabId, filter: TelemetryFilter, cursor: Option.Option<Cursor>, limit: number) =>
       Effect.gen(function* () {
         const rows = yield* sql`
           SELECT id, lab_id, batch_id, name, value, unit, occurred_at AS timestamp, attributes, created_at
@@ -81,14 +91,7 @@ export class TelemetryRepo extends Effect.Service<TelemetryRepo>()("TelemetryRep
       })
 
     /** One value per name (and bucket), newest bucket first, then by name. */
-    const aggregates = (
-      labId: string,
-      filter: TelemetryFilter,
-      aggregate: Exclude<Aggregate, "none">,
-      bucket: Option.Option<Bucket>,
-      cursor: Option.Option<AggregateCursor>,
-      limit: number
-    ) =>
+    const aggregates = (labId: LabId, { filter, aggregate, bucket, cursor, limit }: AggregateQuery) =>
       Effect.gen(function* () {
         const bucketSql = Option.match(bucket, {
           onNone: () => sql`NULL::timestamptz`,
@@ -117,16 +120,9 @@ export class TelemetryRepo extends Effect.Service<TelemetryRepo>()("TelemetryRep
 
     return {
       insert: (events: ReadonlyArray<StoredEvent>) => insert(events),
-      events: (labId: string, filter: TelemetryFilter, cursor: Option.Option<Cursor>, limit: number) =>
+      events: (labId: LabId, filter: TelemetryFilter, cursor: Option.Option<Cursor>, limit: number) =>
         Effect.orDie(events(labId, filter, cursor, limit)),
-      aggregates: (
-        labId: string,
-        filter: TelemetryFilter,
-        aggregate: Exclude<Aggregate, "none">,
-        bucket: Option.Option<Bucket>,
-        cursor: Option.Option<AggregateCursor>,
-        limit: number
-      ) => Effect.orDie(aggregates(labId, filter, aggregate, bucket, cursor, limit))
+      aggregates: (labId: LabId, query: AggregateQuery) => Effect.orDie(aggregates(labId, query))
     }
   })
 }) {}

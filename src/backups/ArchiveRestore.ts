@@ -1,0 +1,165 @@
+import type { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Option, Stream } from "effect"
+import { createHash } from "node:crypto"
+import type { LabId } from "../labs/LabId.js"
+import { gunzipLines } from "./ArchiveFormat.js"
+import {
+  ArchiveError,
+  decodeHeader,
+  decodeTrailer,
+  EXCLUDED_TABLES,
+  type Header,
+  type LabTable,
+  labTables,
+  quote,
+  RESTORE_POLICY,
+  ROW_PREFIX,
+  type Trailer
+} from "./ArchiveSchema.js"
+
+/** Rows (and bytes) per statement while staging a restore. */
+const STAGE_ROWS = 500
+const STAGE_BYTES = 4 * 1024 * 1024
+
+/**
+ * The experiments scheduler's per-lab lock (src/experiments/Scheduler.ts): held
+ * by a restore so no queued experiment is started on a pod mid-restore.
+ */
+const schedulerLock = (labId: string) => `experiments:${labId}`
+
+/** The archive's lines, decompressed as they are read (a gzip error fails the stream). */
+const lines = (archive: Uint8Array) =>
+  Stream.suspend(() =>
+    Stream.fromAsyncIterable(
+      gunzipLines(archive),
+      (cause) => new ArchiveError({ message: `the archive cannot be read: ${cause instanceof Error ? cause.message : String(cause)}` })
+    )
+  )
+
+/**
+ * Read the archive into the temporary table restore_rows (tbl, row), checking it is a complete backup of this
+ * lab: its header first, its trailer last. Returns both.
+ */
+const stage = (sql: SqlClient.SqlClient, labId: LabId, archive: Uint8Array) =>
+  Effect.gen(function* () {
+    const state: {
+      header: Option.Option<typeof Header.Type>
+      trailer: Option.Option<typeof Trailer.Type>
+      pending: Array<string>
+      bytes: number
+    } = { header: Option.none(), trailer: Option.none(), pending: [], bytes: 0 }
+    const flush = Effect.suspend(() => {
+      if (state.pending.length === 0) return Effect.void
+      const batch = `[${state.pending.join(",")}]`
+      state.pending = []
+      state.bytes = 0
+      return Effect.asVoid(sql`INSERT INTO restore_rows (tbl, row)
+        SELECT x->>'table', x->'row' FROM json_array_elements(${batch}::json) x`)
+    })
+
+    yield* Stream.runForEach(lines(archive), (line) =>
+      Effect.gen(function* () {
+        if (line === "") return
+        if (Option.isNone(state.header)) {
+          const header = decodeHeader(line)
+          if (Option.isNone(header) || header.value.labId !== labId) {
+            return yield* new ArchiveError({ message: "the archive is not a backup of this lab in a known format" })
+          }
+          state.header = header
+          return
+        }
+        if (Option.isSome(state.trailer)) return yield* new ArchiveError({ message: "the archive has data after its end" })
+        // rows are staged as they are (the database parses them); anything else must be the trailer
+        if (line.startsWith(ROW_PREFIX)) {
+          state.pending.push(line)
+          state.bytes += line.length
+          if (state.pending.length >= STAGE_ROWS || state.bytes >= STAGE_BYTES) yield* flush
+          return
+        }
+        const trailer = decodeTrailer(line)
+        if (Option.isNone(trailer)) return yield* new ArchiveError({ message: "the archive has a line that is neither a row nor its end" })
+        state.trailer = trailer
+      })
+    )
+    yield* flush
+    const header = state.header
+    const trailer = state.trailer
+    if (Option.isNone(header) || Option.isNone(trailer)) {
+      return yield* new ArchiveError({ message: "the archive is truncated" })
+    }
+    return { header: header.value, trailer: trailer.value }
+  })
+
+/** Insert the staged rows of one table; the number put back. */
+const putBack = (sql: SqlClient.SqlClient, labId: LabId, table: LabTable, archivedColumns: ReadonlyArray<string>, merge: boolean) =>
+  Effect.gen(function* () {
+    const had = new Set(archivedColumns)
+    const columns = table.insertable.filter((c) => had.has(c))
+    const target = columns.map(quote).join(", ")
+    const source = columns.map((c) => `p.${quote(c)}`).join(", ")
+    const inserted = yield* sql<{ n: number }>`
+      WITH put AS (
+        INSERT INTO ${sql.literal(quote(table.name))} (${sql.literal(target)}) OVERRIDING SYSTEM VALUE
+        SELECT ${sql.literal(source)}
+        FROM restore_rows r, json_populate_record(NULL::${sql.literal(quote(table.name))}, r.row) p
+        WHERE r.tbl = ${table.name} AND p.lab_id = ${labId}
+        ${sql.literal(merge ? "ON CONFLICT DO NOTHING" : "")}
+        RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM put`
+    return inserted[0]?.n ?? 0
+  })
+
+/**
+ * Put the lab back as archived, in the caller's transaction: stage the
+ * archived rows in a temporary table, delete the lab's rows of the replaced
+ * tables (children first), insert the archived ones (parents first) with
+ * json_populate_record, each table in one statement so rows referencing
+ * rows of the same table are fine; merged tables get their archived rows
+ * back next to the newer ones, kept tables are not touched (RESTORE_POLICY).
+ * Tables created after the backup are left alone; columns added since get
+ * their defaults. Returns the rows put back.
+ */
+export const restoreLab = (
+  sql: SqlClient.SqlClient,
+  labId: LabId,
+  archive: Uint8Array,
+  sha256: string
+): Effect.Effect<number, ArchiveError | SqlError> =>
+  Effect.gen(function* () {
+    if (createHash("sha256").update(archive).digest("hex") !== sha256) {
+      return yield* new ArchiveError({ message: "the archive does not match its SHA-256: it is corrupt" })
+    }
+    yield* sql`SELECT pg_advisory_xact_lock(hashtext(${schedulerLock(labId)}))`
+    yield* sql`SET CONSTRAINTS ALL DEFERRED`
+    yield* sql`CREATE TEMPORARY TABLE restore_rows (tbl text NOT NULL, row json NOT NULL) ON COMMIT DROP`
+    const { header, trailer } = yield* stage(sql, labId, archive)
+    const archived = new Map(header.tables.map((t) => [t.name, t.columns]))
+    const expected = trailer.rows
+    const current = (yield* labTables(sql)).filter((t) => archived.has(t.name))
+    const missing = [...archived.keys()].filter((name) => !(name in EXCLUDED_TABLES) && !current.some((t) => t.name === name))
+    if (missing.length > 0) {
+      return yield* new ArchiveError({ message: `the archive has tables this schema no longer has: ${missing.join(", ")}` })
+    }
+
+    const replaced = current.filter((t) => RESTORE_POLICY[t.name] === undefined)
+    for (const table of [...replaced].reverse()) {
+      yield* sql`DELETE FROM ${sql.literal(quote(table.name))} WHERE lab_id = ${labId}`
+    }
+    let restored = 0
+    for (const table of current) {
+      const policy = RESTORE_POLICY[table.name]
+      if (policy === "keep") continue
+      const merge = policy === "merge"
+      const n = yield* putBack(sql, labId, table, archived.get(table.name) ?? [], merge)
+      if (!merge && n !== (expected[table.name] ?? 0)) {
+        return yield* new ArchiveError({
+          message: `${table.name}: ${n} rows put back of the ${expected[table.name] ?? 0} archived`
+        })
+      }
+      restored += n
+    }
+    yield* sql`DROP TABLE restore_rows`
+    return restored
+  })

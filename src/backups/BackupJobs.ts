@@ -1,0 +1,125 @@
+import type { SqlClient } from "@effect/sql"
+import { Cause, Effect, Option } from "effect"
+import type { ActivityRepo } from "../activity/ActivityRepo.js"
+import { transition } from "../common/StateMachine.js"
+import { systemLab } from "../labs/LabId.js"
+import type { Quotas } from "../quotas/Quotas.js"
+import type { Archive, Dump } from "./Archive.js"
+import { BACKUP_MACHINE, type Backup } from "./Backup.js"
+import type { BackupsRepo } from "./BackupsRepo.js"
+
+/** The background half of backups: running a backup or a restore that was asked for, and recording how it ended. */
+
+export interface JobDeps {
+  readonly sql: SqlClient.SqlClient
+  readonly repo: BackupsRepo
+  readonly archive: Archive
+  readonly activity: ActivityRepo
+  readonly quotas: Quotas
+}
+
+const tagged = (u: unknown, tag: string): u is { readonly _tag: string; readonly message: string; readonly cause?: unknown } =>
+  typeof u === "object" && u !== null && "_tag" in u && u._tag === tag && "message" in u
+
+/** A failure as the backup's error field says it: the archive's and the database's own words, anything else generically. */
+const describe = (cause: Cause.Cause<unknown>): string => {
+  const error = Option.getOrUndefined(Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause)))
+  if (tagged(error, "ArchiveError")) return error.message
+  if (tagged(error, "SqlError")) {
+    const reason = error.cause instanceof Error ? error.cause.message : error.message
+    return `database error: ${reason}`
+  }
+  return "internal error; see the service log"
+}
+
+/** A refused archive is the user's business (a warning); anything else is ours (an error). */
+const report = (message: string, cause: Cause.Cause<unknown>) => {
+  if (Cause.isInterruptedOnly(cause)) return Effect.void
+  const failure = Option.getOrUndefined(Cause.failureOption(cause))
+  return tagged(failure, "ArchiveError") ? Effect.logWarning(`${message}: ${failure.message}`) : Effect.logError(message, cause)
+}
+
+/** In one transaction; a database failure is a defect. */
+export const tx =
+  (sql: SqlClient.SqlClient) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", (e) => Effect.die(e)))
+
+/** An activity entry about the backup. */
+export const log =
+  (activity: ActivityRepo) =>
+  (backup: Backup, actor: string, kind: string, message: string, data: Record<string, unknown> = {}) =>
+    activity.record({ labId: backup.labId, kind, ref: backup.id, actor, message, data })
+
+/** The dump is kept, unless the lab's stored bytes cannot take it (QUOTA_STORED_BYTES): then the backup failed. */
+const keep = (deps: JobDeps, backup: Backup, dump: Dump) =>
+  Effect.gen(function* () {
+    const note = log(deps.activity)
+    const fits = yield* Effect.either(deps.quotas.storedBytes(backup.labId, dump.archive.byteLength, "this backup's archive"))
+    if (fits._tag === "Left") {
+      yield* deps.repo.fail(backup.id, fits.left.message, new Date())
+      yield* note(backup, backup.createdBy, "backup.failed", `Backup failed: ${fits.left.message}`, { error: fits.left.message })
+      return
+    }
+    yield* deps.repo.complete(backup.id, dump, new Date())
+    yield* note(backup, backup.createdBy, "backup.completed", `Backup completed: ${dump.rows} rows, ${dump.archive.byteLength} bytes`, {
+      rows: dump.rows,
+      size: dump.archive.byteLength,
+      sha256: dump.sha256
+    })
+  })
+
+/** Run a pending backup to its end, recording how it went. */
+export const runBackup = (deps: JobDeps, backup: Backup) =>
+  Effect.gen(function* () {
+    const inTx = tx(deps.sql)
+    const note = log(deps.activity)
+    yield* inTx(
+      Effect.gen(function* () {
+        yield* transition(`backup ${backup.id}`, BACKUP_MACHINE, backup.status, "running")
+        yield* deps.repo.markRunning(backup.id, new Date())
+        yield* note(backup, backup.createdBy, "backup.started", "Backup started")
+      })
+    )
+    const exit = yield* Effect.exit(deps.archive.dump(systemLab(backup.labId)))
+    if (exit._tag === "Success") return yield* inTx(keep(deps, backup, exit.value))
+    yield* report(`backup ${backup.id} failed`, exit.cause)
+    const error = describe(exit.cause)
+    yield* inTx(
+      Effect.gen(function* () {
+        yield* deps.repo.fail(backup.id, error, new Date())
+        yield* note(backup, backup.createdBy, "backup.failed", `Backup failed: ${error}`, { error })
+      })
+    )
+  }).pipe(Effect.catchAllCause((cause) => Effect.logError(`backup ${backup.id}: could not record its outcome`, cause)))
+
+/** Run a pending restore of the backup's lab to its end (all of it in one transaction), recording how it went. */
+export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
+  Effect.gen(function* () {
+    const inTx = tx(deps.sql)
+    const note = log(deps.activity)
+    yield* inTx(
+      Effect.gen(function* () {
+        yield* deps.repo.restoreRunning(backup.id)
+        yield* note(backup, actor, "backup.restore_started", "Restore started")
+      })
+    )
+    const exit = yield* Effect.exit(
+      Effect.gen(function* () {
+        const stored = yield* deps.repo.archive(backup.id)
+        if (Option.isNone(stored)) return yield* Effect.dieMessage(`backup ${backup.id} has no archive`)
+        const rows = yield* deps.archive.restore(systemLab(backup.labId), stored.value.archive, stored.value.sha256)
+        yield* deps.repo.restoreDone(backup.id, rows, new Date())
+        yield* note(backup, actor, "backup.restored", `Restored the lab from backup ${backup.id}: ${rows} rows`, { rows })
+      }).pipe(deps.sql.withTransaction)
+    )
+    if (exit._tag === "Success") return
+    yield* report(`restore of ${backup.id} failed`, exit.cause)
+    const error = describe(exit.cause)
+    yield* inTx(
+      Effect.gen(function* () {
+        yield* deps.repo.restoreFailed(backup.id, error, new Date())
+        yield* note(backup, actor, "backup.restore_failed", `Restore failed: ${error}`, { error })
+      })
+    )
+  }).pipe(Effect.catchAllCause((cause) => Effect.logError(`restore of ${backup.id}: could not record its outcome`, cause)))
