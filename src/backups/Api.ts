@@ -15,6 +15,7 @@ export class BackupsApi extends HttpApiGroup.make("backups")
     HttpApiEndpoint.post("create", "/backups")
       .setPayload(CreateBackup)
       .addSuccess(Envelope(Backup).annotations({ description: "the backup, pending (or the one already in progress)" }), { status: 202 })
+      .addError(ConflictWire)
       .addError(QuotaExceededWire)
   )
   .add(
@@ -28,6 +29,7 @@ export class BackupsApi extends HttpApiGroup.make("backups")
       .setPath(ById)
       .setUrlParams(InLab)
       .addSuccess(Envelope(Backup).annotations({ description: "extension: the deleted backup" }))
+      .addError(ConflictWire)
   )
   .add(
     HttpApiEndpoint.post("restore", "/backups/:id/restore")
@@ -36,6 +38,7 @@ export class BackupsApi extends HttpApiGroup.make("backups")
       .addSuccess(Envelope(Backup).annotations({ description: "extension: the backup, its restore pending (or in progress)" }), {
         status: 202
       })
+      .addError(ConflictWire)
   )
   .add(
     HttpApiEndpoint.get("download", "/backups/:id/download")
@@ -46,9 +49,9 @@ export class BackupsApi extends HttpApiGroup.make("backups")
           description: "extension: the archive, gzip'd NDJSON (see docs/backups.md)"
         })
       )
+      .addError(ConflictWire)
   )
   .addError(ForbiddenWire)
-  .addError(ConflictWire)
   .addError(NotFoundWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}

@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Authentication } from "../auth/Authentication.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
 import { IngestTelemetry, TelemetryAggregate, TelemetryBatch, TelemetryEvent, TelemetryQuery } from "./TelemetryEvent.js"
 
 export class TelemetryApi extends HttpApiGroup.make("telemetry")
@@ -22,6 +22,5 @@ export class TelemetryApi extends HttpApiGroup.make("telemetry")
   )
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
-  .addError(ConflictWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}
