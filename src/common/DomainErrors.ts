@@ -36,10 +36,24 @@ export class StateConflict extends Schema.TaggedError<StateConflict>()("StateCon
   }
 }
 
-export type DomainError = NotFoundInLab | InvalidField | StateConflict
+/** 409: a lifecycle does not allow this move (`allowed` empty: `from` is a final state). */
+export class TransitionRefused extends Schema.TaggedError<TransitionRefused>()("TransitionRefused", {
+  what: Schema.String,
+  from: Schema.String,
+  to: Schema.String,
+  allowed: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return this.allowed.length === 0
+      ? `${this.what} is ${this.from}, a final state: it cannot become ${this.to}`
+      : `${this.what} is ${this.from}: it can become ${this.allowed.join(", ")}, not ${this.to}`
+  }
+}
+
+export type DomainError = NotFoundInLab | InvalidField | StateConflict | TransitionRefused
 
 export const isDomainError = (u: unknown): u is DomainError =>
-  u instanceof NotFoundInLab || u instanceof InvalidField || u instanceof StateConflict
+  u instanceof NotFoundInLab || u instanceof InvalidField || u instanceof StateConflict || u instanceof TransitionRefused
 
 /** The value found, or NotFoundInLab naming what was looked for. */
 export const orNotFound =

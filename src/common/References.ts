@@ -1,6 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { ValidationError } from "../http/Errors.js"
+import { InvalidField } from "./DomainErrors.js"
 
 /** Resources a body may name by id, and the table each lives in (every one has `id` and `lab_id`). */
 const TABLES = {
@@ -83,7 +83,7 @@ export class References extends Effect.Service<References>()("References", {
     /** 422 naming `field` unless every id is a `kind` of the lab. */
     const require = (labId: string, field: string, kind: ResourceKind, ids: ReadonlyArray<string>) =>
       Effect.flatMap(missing(labId, kind, ids), (absent) =>
-        absent.length === 0 ? Effect.void : Effect.fail(new ValidationError({ message: `${field}: no ${kind} ${absent.join(", ")} in this lab` }))
+        absent.length === 0 ? Effect.void : Effect.fail(new InvalidField({ field, problem: `no ${kind} ${absent.join(", ")} in this lab` }))
       )
 
     /** As `require`, for a free-text reference: only one with the shape of this service's ids is checked. */

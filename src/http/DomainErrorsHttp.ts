@@ -1,5 +1,5 @@
 import { Effect } from "effect"
-import { type DomainError, type InvalidField, isDomainError, type NotFoundInLab, type StateConflict } from "../common/DomainErrors.js"
+import { type DomainError, type InvalidField, isDomainError, type NotFoundInLab, type StateConflict, type TransitionRefused } from "../common/DomainErrors.js"
 import { Conflict, NotFound, ValidationError } from "./Errors.js"
 
 /** The envelope error a domain failure is sent as. */
@@ -10,6 +10,7 @@ export const toApiError = (error: DomainError): NotFound | ValidationError | Con
     case "InvalidField":
       return new ValidationError({ message: error.message })
     case "StateConflict":
+    case "TransitionRefused":
       return new Conflict({ message: error.message })
   }
 }
@@ -19,7 +20,7 @@ export type AsHttp<E> = E extends NotFoundInLab
   ? NotFound
   : E extends InvalidField
     ? ValidationError
-    : E extends StateConflict
+    : E extends StateConflict | TransitionRefused
       ? Conflict
       : E
 
