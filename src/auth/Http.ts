@@ -2,7 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
 import { ok, okPage } from "../http/Envelope.js"
-import { NotFound, ValidationError } from "../http/Errors.js"
+import { domainErrorsAsHttp } from "../http/DomainErrorsHttp.js"
+import { NotFound } from "../http/Errors.js"
 import { pageQuery } from "../http/Pagination.js"
 import { Labs } from "../labs/Labs.js"
 import { AdminLimits, PLAN_LIMITS } from "../ratelimit/RateLimits.js"
@@ -43,7 +44,7 @@ export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
       )
       .handle("create", ({ payload }) =>
         Effect.flatMap(CurrentPrincipal, (principal) => keys.create(principal, payload)).pipe(
-          Effect.catchTag("InvalidField", (e) => Effect.fail(new ValidationError({ message: e.message }))),
+          domainErrorsAsHttp,
           Effect.flatMap(ok)
         )
       )

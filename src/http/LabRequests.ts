@@ -1,10 +1,9 @@
 import { Effect } from "effect"
 import { type Access, CurrentPrincipal, type Principal } from "../auth/Principal.js"
-import type { DomainError } from "../common/DomainErrors.js"
 import type { CheckedLab, LabId } from "../labs/LabId.js"
 import { Labs } from "../labs/Labs.js"
-import type { Conflict, Forbidden, NotFound, RateLimited, ValidationError } from "./Errors.js"
-import { domainErrorsAsHttp } from "./DomainErrorsHttp.js"
+import type { Forbidden, NotFound, RateLimited } from "./Errors.js"
+import { type AsHttp, domainErrorsAsHttp } from "./DomainErrorsHttp.js"
 
 /** What a lab-scoped handler works with once the request's credential was checked against the lab it names. */
 export interface LabScope {
@@ -20,7 +19,7 @@ type Run = <A, E, R>(
   body: (scope: LabScope) => Effect.Effect<A, E, R>
 ) => Effect.Effect<
   A,
-  Exclude<E, DomainError> | NotFound | Forbidden | RateLimited | ValidationError | Conflict,
+  AsHttp<E> | NotFound | Forbidden | RateLimited,
   R | CurrentPrincipal
 >
 

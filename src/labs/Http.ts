@@ -4,7 +4,7 @@ import { Api } from "../Api.js"
 import { requireAdmin } from "../auth/Authentication.js"
 import { CurrentPrincipal } from "../auth/Principal.js"
 import { ok, okPage } from "../http/Envelope.js"
-import { Conflict } from "../http/Errors.js"
+import { domainErrorsAsHttp } from "../http/DomainErrorsHttp.js"
 import { pageQuery } from "../http/Pagination.js"
 import { Labs } from "./Labs.js"
 
@@ -19,11 +19,7 @@ export const LabsHttp = HttpApiBuilder.group(Api, "labs", (handlers) =>
         )
       )
       .handle("create", ({ payload }) =>
-        requireAdmin.pipe(
-          Effect.zipRight(labs.create(payload)),
-          Effect.catchTag("StateConflict", (e) => Effect.fail(new Conflict({ message: e.message }))),
-          Effect.flatMap(ok)
-        )
+        requireAdmin.pipe(Effect.zipRight(labs.create(payload)), domainErrorsAsHttp, Effect.flatMap(ok))
       )
   })
 )

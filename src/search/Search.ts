@@ -1,4 +1,5 @@
 import { Effect, Option } from "effect"
+import type { LabId } from "../labs/LabId.js"
 import type { SearchResult } from "./SearchResult.js"
 import { SearchIndexer } from "./SearchIndexer.js"
 import { type Row, type SearchCursor, SearchRepo, START, STOP } from "./SearchRepo.js"
@@ -29,7 +30,7 @@ export class Search extends Effect.Service<Search>()("Search", {
 
     /** Ranked matches, best first, paged on (rank, kind, ref). */
     const search = (
-      labId: string,
+      labId: LabId,
       q: string,
       kinds: Option.Option<ReadonlyArray<SearchKind>>,
       cursor: Option.Option<SearchCursor>,
