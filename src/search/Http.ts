@@ -21,7 +21,7 @@ export const SearchHttp = HttpApiBuilder.group(Api, "search", (handlers) =>
       lab.read(labId, (scope) =>
         Effect.gen(function* () {
           const query = yield* pageQueryWith(decodeCursor, page)
-          const result = yield* search.search(scope.labId, q, Option.fromNullable(kinds), query.cursor, query.limit)
+          const result = yield* search.search(scope.labId, { q, kinds: Option.fromNullable(kinds), ...query })
           return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeCursor)) })
         })
       )
