@@ -12,6 +12,7 @@
 import { Effect, Layer, Option } from "effect"
 import * as Database from "../layers/Database.js"
 import * as RateLimitStore from "../layers/RateLimitStore.js"
+import { ApiKeyId } from "../src/auth/ApiKey.js"
 import { ApiKeys } from "../src/auth/ApiKeys.js"
 import { ApiKeysRepo } from "../src/auth/ApiKeysRepo.js"
 import { sha256Hex } from "../src/auth/Secrets.js"
@@ -50,7 +51,7 @@ const program = Effect.gen(function* () {
   const hash = sha256Hex("lsk_bench_secret")
   yield* repo.insert(
     {
-      id: "key_bench",
+      id: ApiKeyId.make("key_bench"),
       name: "bench",
       prefix: "lsk_bench_se",
       scopes: ["lab:bench:r"],

@@ -4,7 +4,7 @@ import { Plan } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
-import { ApiKey, CreateApiKey, CreatedApiKey } from "./ApiKey.js"
+import { ApiKey, ApiKeyId, CreateApiKey, CreatedApiKey } from "./ApiKey.js"
 import { Authentication } from "./Authentication.js"
 
 export const Me = Schema.Struct({
@@ -36,7 +36,7 @@ export class KeysApi extends HttpApiGroup.make("keys")
   )
   .add(
     HttpApiEndpoint.del("revoke", "/auth/keys")
-      .setUrlParams(Schema.Struct({ id: Schema.String.pipe(Schema.minLength(1)) }))
+      .setUrlParams(Schema.Struct({ id: ApiKeyId.pipe(Schema.minLength(1)) }))
       .addSuccess(Envelope(ApiKey))
       .addError(NotFoundWire)
   )

@@ -2,8 +2,13 @@ import { Schema } from "effect"
 import { Body, Name, Timestamp } from "../common/Schemas.js"
 import { ScopeString } from "./Principal.js"
 
+export const ApiKeyId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ApiKeyId")).annotations({
+  description: "key_…"
+})
+export type ApiKeyId = typeof ApiKeyId.Type
+
 export const ApiKey = Schema.Struct({
-  id: Schema.String,
+  id: ApiKeyId,
   name: Schema.String,
   prefix: Schema.String.annotations({ description: "the first characters of the key, to recognise it" }),
   scopes: Schema.Array(Schema.String),
@@ -26,3 +31,10 @@ export const CreateApiKey = Body({
   expiresAt: Schema.optional(Timestamp)
 })
 export type CreateApiKey = typeof CreateApiKey.Type
+
+/** No key with this id that the principal may see (another account's key is as absent as a missing one). */
+export class ApiKeyNotFound extends Schema.TaggedError<ApiKeyNotFound>()("ApiKeyNotFound", { id: Schema.String }) {
+  override get message() {
+    return `no API key ${this.id}`
+  }
+}

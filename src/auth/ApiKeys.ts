@@ -1,11 +1,12 @@
 import { SqlClient } from "@effect/sql"
 import { Cache, Duration, Effect, Exit, Option } from "effect"
+import { InvalidField } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
-import { Forbidden, NotFound, ValidationError } from "../http/Errors.js"
+import { Forbidden } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
 import { LabsRepo } from "../labs/LabsRepo.js"
 import { Quotas } from "../quotas/Quotas.js"
-import type { ApiKey, CreateApiKey } from "./ApiKey.js"
+import { type ApiKey, ApiKeyId, ApiKeyNotFound, type CreateApiKey } from "./ApiKey.js"
 import { ApiKeysRepo } from "./ApiKeysRepo.js"
 import { covers, isAdmin, parseScope, type Principal } from "./Principal.js"
 import { newApiKeySecret, sha256Hex } from "./Secrets.js"
@@ -23,13 +24,81 @@ const toPrincipal = (key: ApiKey): Principal => ({
   expiresAt: key.expiresAt
 })
 
+const live = (principal: Option.Option<Principal>, now: number) =>
+  Option.isSome(principal) && principal.value.expiresAt !== null && principal.value.expiresAt.getTime() <= now
+    ? Option.none()
+    : principal
+
+/** What the operations below work with. */
+interface Deps {
+  readonly repo: ApiKeysRepo
+  readonly labs: LabsRepo
+  readonly quotas: Quotas
+  readonly sql: SqlClient.SqlClient
+}
+
+/** A key grants only scopes its creator holds, names only labs that exist, and dies no later than its creator. */
+const checkGrant = (deps: Deps, principal: Principal, input: CreateApiKey, scopes: ReadonlyArray<string>, now: Date) =>
+  Effect.gen(function* () {
+    const denied = scopes.filter((scope) => !covers(principal, scope))
+    if (denied.length > 0) {
+      return yield* new Forbidden({ message: `a key can only grant scopes it holds; not held: ${denied.join(", ")}` })
+    }
+    const slugs = scopes.flatMap((s) => {
+      const scope = parseScope(s)
+      return scope?.kind === "lab" ? [scope.slug] : []
+    })
+    const named = yield* deps.labs.findBySlugs(slugs)
+    const known = new Set(named.map((lab) => lab.slug))
+    const unknown = slugs.filter((slug) => !known.has(slug))
+    if (unknown.length > 0) return yield* new InvalidField({ field: "scopes", problem: `no lab with slug ${unknown.join(", ")}` })
+    if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
+      return yield* new InvalidField({ field: "expiresAt", problem: "must be in the future" })
+    }
+    if (principal.expiresAt && (!input.expiresAt || input.expiresAt > principal.expiresAt)) {
+      return yield* new InvalidField({
+        field: "expiresAt",
+        problem: `a key cannot outlive the credential that creates it (${principal.expiresAt.toISOString()})`
+      })
+    }
+    return named
+  })
+
+const createKey = (deps: Deps, principal: Principal, input: CreateApiKey) =>
+  Effect.gen(function* () {
+    const scopes = [...new Set(input.scopes)]
+    const now = new Date()
+    const named = yield* checkGrant(deps, principal, input, scopes, now)
+    const secret = newApiKeySecret()
+    const key: ApiKey = {
+      id: ApiKeyId.make(newId("key")),
+      name: input.name,
+      prefix: secret.slice(0, 12),
+      scopes,
+      createdBy: principal.id,
+      expiresAt: input.expiresAt ?? null,
+      revokedAt: null,
+      lastUsedAt: null,
+      createdAt: now
+    }
+    // the count of keys naming each lab and the insert, together (quota: QUOTA_API_KEYS)
+    yield* deps.sql
+      .withTransaction(Effect.zipRight(deps.quotas.apiKeys(named), deps.repo.insert(key, sha256Hex(secret))))
+      .pipe(Effect.catchTag("SqlError", Effect.die))
+    return { ...key, key: secret }
+  })
+
+/** The key, if the principal may see it: one it created, itself, or (the operator) any. */
+const visibleKey = (repo: ApiKeysRepo, principal: Principal, id: ApiKeyId) =>
+  Effect.flatMap(repo.findById(id), (found) => {
+    const visible = Option.filter(found, (key) => isAdmin(principal) || key.createdBy === principal.id || key.id === principal.id)
+    return Option.isSome(visible) ? Effect.succeed(visible.value) : Effect.fail(new ApiKeyNotFound({ id }))
+  })
+
 export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
   dependencies: [ApiKeysRepo.Default, LabsRepo.Default, Quotas.Default],
   effect: Effect.gen(function* () {
-    const repo = yield* ApiKeysRepo
-    const labs = yield* LabsRepo
-    const quotas = yield* Quotas
-    const sql = yield* SqlClient.SqlClient
+    const deps: Deps = { repo: yield* ApiKeysRepo, labs: yield* LabsRepo, quotas: yield* Quotas, sql: yield* SqlClient.SqlClient }
     // grows with every revocation, and is part of the cache key: what a lookup that began before a revocation
     // reads lands under the old generation, where no later request looks
     let revocations = 0
@@ -37,15 +106,11 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
     const cache = yield* Cache.makeWith({
       capacity: CACHE_CAPACITY,
       // uninterruptible: the first caller runs it for all who wait on it, and may go away (a client hanging up)
-      lookup: (key: string) => Effect.uninterruptible(Effect.map(repo.useByHash(key.slice(key.indexOf(":") + 1)), Option.map(toPrincipal))),
+      lookup: (key: string) =>
+        Effect.uninterruptible(Effect.map(deps.repo.useByHash(key.slice(key.indexOf(":") + 1)), Option.map(toPrincipal))),
       // a failed lookup (the database down) is not remembered
       timeToLive: (exit) => (Exit.isSuccess(exit) ? CACHE_TTL : Duration.zero)
     })
-
-    const live = (principal: Option.Option<Principal>, now: number) =>
-      Option.isSome(principal) && principal.value.expiresAt !== null && principal.value.expiresAt.getTime() <= now
-        ? Option.none()
-        : principal
 
     /**
      * The principal of the key whose secret hashes (sha256, hex) to this, if the
@@ -58,72 +123,22 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
         Effect.clockWith((clock) => Effect.succeed(live(principal, clock.unsafeCurrentTimeMillis())))
       )
 
-    const create = (principal: Principal, input: CreateApiKey) =>
-      Effect.gen(function* () {
-        const scopes = [...new Set(input.scopes)]
-        const denied = scopes.filter((scope) => !covers(principal, scope))
-        if (denied.length > 0) {
-          return yield* new Forbidden({ message: `a key can only grant scopes it holds; not held: ${denied.join(", ")}` })
-        }
-        const slugs = scopes.flatMap((s) => {
-          const scope = parseScope(s)
-          return scope?.kind === "lab" ? [scope.slug] : []
-        })
-        const named = yield* labs.findBySlugs(slugs)
-        const known = new Set(named.map((lab) => lab.slug))
-        const unknown = slugs.filter((slug) => !known.has(slug))
-        if (unknown.length > 0) {
-          return yield* new ValidationError({ message: `scopes: no lab with slug ${unknown.join(", ")}` })
-        }
-        const now = new Date()
-        if (input.expiresAt && input.expiresAt.getTime() <= now.getTime()) {
-          return yield* new ValidationError({ message: "expiresAt: must be in the future" })
-        }
-        if (principal.expiresAt && (!input.expiresAt || input.expiresAt > principal.expiresAt)) {
-          return yield* new ValidationError({
-            message: `expiresAt: a key cannot outlive the credential that creates it (${principal.expiresAt.toISOString()})`
-          })
-        }
-        const secret = newApiKeySecret()
-        const key: ApiKey = {
-          id: newId("key"),
-          name: input.name,
-          prefix: secret.slice(0, 12),
-          scopes,
-          createdBy: principal.id,
-          expiresAt: input.expiresAt ?? null,
-          revokedAt: null,
-          lastUsedAt: null,
-          createdAt: now
-        }
-        // the count of keys naming each lab and the insert, together (quota: QUOTA_API_KEYS)
-        yield* sql.withTransaction(Effect.zipRight(quotas.apiKeys(named), repo.insert(key, sha256Hex(secret)))).pipe(
-          Effect.catchTag("SqlError", Effect.die)
-        )
-        return { ...key, key: secret }
-      })
-
-    const list = (principal: Principal, query: PageQuery) => repo.list(query, isAdmin(principal) ? "all" : principal.id)
+    const list = (principal: Principal, query: PageQuery) => deps.repo.list(query, isAdmin(principal) ? "all" : principal.id)
 
     /**
      * Revoke a key the principal created (or the principal itself); the operator
      * may revoke any. Every key it created goes with it, transitively, in one
      * statement: a stolen key's offspring die with it.
      */
-    const revoke = (principal: Principal, id: string) =>
+    const revoke = (principal: Principal, id: ApiKeyId) =>
       Effect.gen(function* () {
-        const found = yield* repo.findById(id)
-        const visible = Option.filter(
-          found,
-          (key) => isAdmin(principal) || key.createdBy === principal.id || key.id === principal.id
-        )
-        if (Option.isNone(visible)) return yield* new NotFound({ message: `no API key ${id}` })
-        yield* repo.revoke(id)
+        yield* visibleKey(deps.repo, principal, id)
+        yield* deps.repo.revoke(id)
         revocations += 1
         yield* cache.invalidateAll
-        return Option.getOrThrow(yield* repo.findById(id))
+        return Option.getOrThrow(yield* deps.repo.findById(id))
       })
 
-    return { authenticate, create, list, revoke }
+    return { authenticate, create: (principal: Principal, input: CreateApiKey) => createKey(deps, principal, input), list, revoke }
   })
 }) {}

@@ -1,7 +1,7 @@
 import { SqlClient, SqlSchema } from "@effect/sql"
 import { Effect, Option, Schema } from "effect"
 import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
-import { ApiKey } from "./ApiKey.js"
+import { ApiKey, type ApiKeyId } from "./ApiKey.js"
 
 const Row = Schema.typeSchema(ApiKey)
 
@@ -80,10 +80,10 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
 
     return {
       useByHash: (hash: string): Effect.Effect<Option.Option<ApiKey>> => Effect.orDie(useByHash(hash)),
-      findById: (id: string): Effect.Effect<Option.Option<ApiKey>> => Effect.orDie(findById(id)),
+      findById: (id: ApiKeyId): Effect.Effect<Option.Option<ApiKey>> => Effect.orDie(findById(id)),
       list: (query: PageQuery, owner: string | "all") => Effect.orDie(list(query, owner)),
       insert: (key: ApiKey, secretHash: string) => Effect.orDie(insert(key, secretHash)),
-      revoke: (id: string) => Effect.orDie(revoke(id))
+      revoke: (id: ApiKeyId) => Effect.orDie(revoke(id))
     }
   })
 }) {}

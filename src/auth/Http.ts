@@ -2,6 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
 import { ok, okPage } from "../http/Envelope.js"
+import { domainErrorsAsHttp } from "../http/DomainErrorsHttp.js"
+import { NotFound } from "../http/Errors.js"
 import { pageQuery } from "../http/Pagination.js"
 import { Labs } from "../labs/Labs.js"
 import { AdminLimits, PLAN_LIMITS } from "../ratelimit/RateLimits.js"
@@ -41,10 +43,16 @@ export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
         )
       )
       .handle("create", ({ payload }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => keys.create(principal, payload)).pipe(Effect.flatMap(ok))
+        Effect.flatMap(CurrentPrincipal, (principal) => keys.create(principal, payload)).pipe(
+          domainErrorsAsHttp,
+          Effect.flatMap(ok)
+        )
       )
       .handle("revoke", ({ urlParams }) =>
-        Effect.flatMap(CurrentPrincipal, (principal) => keys.revoke(principal, urlParams.id)).pipe(Effect.flatMap(ok))
+        Effect.flatMap(CurrentPrincipal, (principal) => keys.revoke(principal, urlParams.id)).pipe(
+          Effect.catchTag("ApiKeyNotFound", (e) => Effect.fail(new NotFound({ message: e.message }))),
+          Effect.flatMap(ok)
+        )
       )
   })
 )

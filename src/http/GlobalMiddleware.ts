@@ -119,6 +119,63 @@ const unavailableHeaders = (response: HttpServerResponse.HttpServerResponse): Re
 
 const anonymous = (webhook: boolean) => (webhook ? PLAN_LIMITS.team : PLAN_LIMITS.free)
 
+/** A request as the middleware received it, before it is identified and counted. */
+interface Incoming {
+  readonly app: HttpApp.Default
+  readonly routes: RouteTable
+  readonly inputCheck: ReturnType<typeof makeInputCheck>
+  readonly requestId: string
+  /** as the server gave it, and with its URL made canonical */
+  readonly original: HttpServerRequest.HttpServerRequest
+  readonly request: HttpServerRequest.HttpServerRequest
+  readonly url: string
+  /** git hosts deliver webhooks unauthenticated (the signature is checked later): a generous bucket of their own */
+  readonly webhook: boolean
+}
+
+/** A request once identified and counted: refused over its rate limit or for its body, else routed; headers added. */
+const serve = (incoming: Incoming, identified: Identified, decision: RateDecision) => {
+  const { app, routes, inputCheck, requestId, original, request, url, webhook } = incoming
+  // windows the handlers count (a lab's budget, …): the headers describe whichever binds
+  const counted: CountedWindows = { labs: new Set(), decisions: [] }
+  const answer = (response: HttpServerResponse.HttpServerResponse) =>
+    Effect.succeed(
+      HttpServerResponse.setHeaders(response, {
+        ...unavailableHeaders(response),
+        ...commonHeaders(requestId, counted.decisions.length === 0 ? decision : bindingWindow(decision, counted.decisions))
+      })
+    )
+  if (!decision.allowed) {
+    return answer(
+      errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
+    )
+  }
+  const bodyLimit = bodyLimitFor(url)
+  // a webhook's own limit is the receiver's to apply (it counts the failure against the sender)
+  if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return answer(tooLarge(MAX_BODY_BYTES))
+  if (hasBody(request) && !isAcceptedBody(request)) {
+    return answer(errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json"))
+  }
+  // hostile strings and shapes are refused before routing; the check reads the body through the request the route gets
+  const checked = Effect.zipRight(inputCheck, app)
+  // a request that lost its database connection before anything of it was saved runs again; a webhook's
+  // body is read as a stream, once: it is answered 503 and the git host delivers it again
+  const routed = withConnectionRetry(
+    Effect.locally(
+      request === original ? checked : Effect.provideService(checked, HttpServerRequest.HttpServerRequest, request),
+      CurrentRequest,
+      { id: requestId, identity: identified, counted }
+    ),
+    { retry: !webhook }
+  )
+  // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
+  const finish = (response: HttpServerResponse.HttpServerResponse) => answer(bodyTooLarge(original) ? tooLarge(bodyLimit) : response)
+  return Effect.matchCauseEffect(routed, {
+    onFailure: (cause) => Effect.flatMap(toErrorResponse(routes, requestId)(cause), finish),
+    onSuccess: finish
+  })
+}
+
 /**
  * The HttpApi-level middleware every request passes: request id, alias,
  * authentication (resolved once into the request context, read by the
@@ -144,59 +201,18 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const original = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
         const url = canonicalUrl(original.url)
         const request = url === original.url ? original : original.modify({ url })
-        // git hosts deliver webhooks unauthenticated (the signature is checked later): a generous bucket of their own
         const webhook = url.startsWith(WEBHOOKS)
-
-        const serve = (identified: Identified, decision: RateDecision) => {
-          // windows the handlers count (a lab's budget, …): the headers describe whichever binds
-          const counted: CountedWindows = { labs: new Set(), decisions: [] }
-          const answer = (response: HttpServerResponse.HttpServerResponse) =>
-            Effect.succeed(
-              HttpServerResponse.setHeaders(response, {
-                ...unavailableHeaders(response),
-                ...commonHeaders(requestId, counted.decisions.length === 0 ? decision : bindingWindow(decision, counted.decisions))
-              })
-            )
-          if (!decision.allowed) {
-            return answer(
-              errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
-            )
-          }
-          const bodyLimit = bodyLimitFor(url)
-          // a webhook's own limit is the receiver's to apply (it counts the failure against the sender)
-          if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return answer(tooLarge(MAX_BODY_BYTES))
-          if (hasBody(request) && !isAcceptedBody(request)) {
-            return answer(errorResponse("UnsupportedMediaType", "request bodies are JSON: send Content-Type: application/json"))
-          }
-          // hostile strings and shapes are refused before routing; the check reads the body through the request the route gets
-          const checked = Effect.zipRight(inputCheck, app)
-          // a request that lost its database connection before anything of it was saved runs again; a webhook's
-          // body is read as a stream, once: it is answered 503 and the git host delivers it again
-          const routed = withConnectionRetry(
-            Effect.locally(
-              request === original ? checked : Effect.provideService(checked, HttpServerRequest.HttpServerRequest, request),
-              CurrentRequest,
-              { id: requestId, identity: identified, counted }
-            ),
-            { retry: !webhook }
-          )
-          // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
-          const finish = (response: HttpServerResponse.HttpServerResponse) => answer(bodyTooLarge(original) ? tooLarge(bodyLimit) : response)
-          return Effect.matchCauseEffect(routed, {
-            onFailure: (cause) => Effect.flatMap(toErrorResponse(routes, requestId)(cause), finish),
-            onSuccess: finish
-          })
-        }
+        const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook }
 
         return Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
           const principal = Either.isRight(identified) ? identified.right : Option.none<Principal>()
           if (Option.isNone(principal)) {
             const address = Option.getOrElse(request.remoteAddress, () => "unknown")
             const account = webhook ? `webhook:${address}` : `ip:${address}`
-            return Effect.flatMap(rateLimits.consume(account, anonymous(webhook)), (decision) => serve(identified, decision))
+            return Effect.flatMap(rateLimits.consume(account, anonymous(webhook)), (decision) => serve(incoming, identified, decision))
           }
           return Effect.flatMap(withConnectionRetry(limitsOf(principal.value)), (limits) =>
-            Effect.flatMap(rateLimits.consume(principal.value.id, limits), (decision) => serve(identified, decision))
+            Effect.flatMap(rateLimits.consume(principal.value.id, limits), (decision) => serve(incoming, identified, decision))
           )
         })
       }).pipe(

@@ -4,6 +4,7 @@ import { Api } from "../Api.js"
 import { requireAdmin } from "../auth/Authentication.js"
 import { CurrentPrincipal } from "../auth/Principal.js"
 import { ok, okPage } from "../http/Envelope.js"
+import { domainErrorsAsHttp } from "../http/DomainErrorsHttp.js"
 import { pageQuery } from "../http/Pagination.js"
 import { Labs } from "./Labs.js"
 
@@ -17,6 +18,8 @@ export const LabsHttp = HttpApiBuilder.group(Api, "labs", (handlers) =>
           Effect.flatMap(okPage)
         )
       )
-      .handle("create", ({ payload }) => requireAdmin.pipe(Effect.zipRight(labs.create(payload)), Effect.flatMap(ok)))
+      .handle("create", ({ payload }) =>
+        requireAdmin.pipe(Effect.zipRight(labs.create(payload)), domainErrorsAsHttp, Effect.flatMap(ok))
+      )
   })
 )

@@ -1,15 +1,16 @@
 import { SqlClient } from "@effect/sql"
 import { Cache, Duration, Effect, Exit, FiberRef, Option } from "effect"
 import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
-import { Conflict, Forbidden, NotFound, RateLimited } from "../http/Errors.js"
+import { StateConflict } from "../common/DomainErrors.js"
+import type { Plan } from "../common/Schemas.js"
+import { isUniqueViolation } from "../db/SqlErrors.js"
+import { Forbidden, NotFound, RateLimited } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
 import { CurrentRequest } from "../http/RequestContext.js"
 import { PLAN_LIMITS, RateLimits } from "../ratelimit/RateLimits.js"
-import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { CreateLab, Lab } from "./Lab.js"
-import { LabsRepo } from "./LabsRepo.js"
 import { type CheckedLab, checked } from "./LabId.js"
-import type { Plan } from "../common/Schemas.js"
+import { LabsRepo } from "./LabsRepo.js"
 
 /** Labs are read on every lab-scoped request; a short cache keeps that off the database. */
 const CACHE_TTL = Duration.minutes(1)
@@ -18,12 +19,9 @@ const CACHE_CAPACITY = 20_000
 
 const PLAN_RANK: Record<Plan, number> = { free: 0, pro: 1, team: 2 }
 
-export class Labs extends Effect.Service<Labs>()("Labs", {
-  dependencies: [LabsRepo.Default, RateLimits.Default],
-  effect: Effect.gen(function* () {
-    const repo = yield* LabsRepo
-    const rateLimits = yield* RateLimits
-    // by id and by slug; only labs found are remembered (a lab created on another replica is seen at once)
+/** Labs by id and by slug; only labs found are remembered (a lab created on another replica is seen at once). */
+const makeLabCache = (repo: LabsRepo) =>
+  Effect.gen(function* () {
     const cache = yield* Cache.makeWith({
       capacity: CACHE_CAPACITY,
       // run in the first caller's fiber: uninterruptible, so a caller that goes away does not fail the others waiting
@@ -48,41 +46,54 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
         Option.isSome(transaction) ? repo.findByRef(ref) : cached(ref)
       )
 
-    /**
-     * The lab a request names, if the principal may read (or write) it. A
-     * principal without access gets 403 whether or not the lab exists, so
-     * ids of other labs leak nothing; the operator gets 404 for a missing lab.
-     */
-    const authorize = (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> =>
-      Effect.flatMap(find(ref), (lab): Effect.Effect<Lab, NotFound | Forbidden> => {
-        if (Option.isSome(lab) && canAccess(principal, lab.value.slug, access)) return Effect.succeed(lab.value)
-        if (isAdmin(principal)) return Effect.fail(new NotFound({ message: `no lab ${ref}` }))
-        return Effect.fail(
-          new Forbidden({
-            message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
-          })
-        )
-      })
+    return { find, remember }
+  })
 
-    /**
-     * Count the current request against the lab's plan budget (its per-minute
-     * and per-day windows), once per lab per request, whichever of its
-     * credentials sends it: minting keys buys nothing. Over it: 429.
-     */
-    const chargeBudget = (lab: Lab): Effect.Effect<void, RateLimited> =>
-      Effect.flatMap(FiberRef.get(CurrentRequest), ({ counted }) => {
-        if (counted === undefined || counted.labs.has(lab.id)) return Effect.void
-        counted.labs.add(lab.id)
-        return Effect.flatMap(rateLimits.consume(`lab:${lab.id}`, PLAN_LIMITS[lab.plan]), (decision) => {
-          counted.decisions.push(decision)
-          if (decision.allowed) return Effect.void
-          return Effect.fail(
-            new RateLimited({
-              message: `lab ${lab.slug} is over its plan's rate limit of ${decision.limit} requests, shared by all its credentials; retry in ${decision.retryAfter} s`
-            })
-          )
+/**
+ * The lab a request names, if the principal may read (or write) it. A
+ * principal without access gets 403 whether or not the lab exists, so
+ * ids of other labs leak nothing; the operator gets 404 for a missing lab.
+ */
+const authorizeIn =
+  (find: (ref: string) => Effect.Effect<Option.Option<Lab>>) =>
+  (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> =>
+    Effect.flatMap(find(ref), (lab): Effect.Effect<Lab, NotFound | Forbidden> => {
+      if (Option.isSome(lab) && canAccess(principal, lab.value.slug, access)) return Effect.succeed(lab.value)
+      if (isAdmin(principal)) return Effect.fail(new NotFound({ message: `no lab ${ref}` }))
+      return Effect.fail(
+        new Forbidden({
+          message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
         })
-      })
+      )
+    })
+
+/**
+ * Count the current request against the lab's plan budget (its per-minute
+ * and per-day windows), once per lab per request, whichever of its
+ * credentials sends it: minting keys buys nothing. Over it: 429.
+ */
+const chargeBudget = (rateLimits: RateLimits, lab: Lab): Effect.Effect<void, RateLimited> =>
+  Effect.flatMap(FiberRef.get(CurrentRequest), ({ counted }) => {
+    if (counted === undefined || counted.labs.has(lab.id)) return Effect.void
+    counted.labs.add(lab.id)
+    return Effect.flatMap(rateLimits.consume(`lab:${lab.id}`, PLAN_LIMITS[lab.plan]), (decision) => {
+      counted.decisions.push(decision)
+      if (decision.allowed) return Effect.void
+      return Effect.fail(
+        new RateLimited({
+          message: `lab ${lab.slug} is over its plan's rate limit of ${decision.limit} requests, shared by all its credentials; retry in ${decision.retryAfter} s`
+        })
+      )
+    })
+  })
+
+export class Labs extends Effect.Service<Labs>()("Labs", {
+  dependencies: [LabsRepo.Default, RateLimits.Default],
+  effect: Effect.gen(function* () {
+    const repo = yield* LabsRepo
+    const rateLimits = yield* RateLimits
+    const { find, remember } = yield* makeLabCache(repo)
+    const authorize = authorizeIn(find)
 
     /**
      * `authorize` for the principal of the current request, charged to the
@@ -91,7 +102,7 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
     const access = (ref: string, access: Access): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited, CurrentPrincipal> =>
       Effect.flatMap(CurrentPrincipal, (principal) =>
         authorize(principal, ref, access).pipe(
-          Effect.tap((lab) => (isAdmin(principal) ? Effect.void : chargeBudget(lab))),
+          Effect.tap((lab) => (isAdmin(principal) ? Effect.void : chargeBudget(rateLimits, lab))),
           Effect.map(checked)
         )
       )
@@ -109,7 +120,9 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
       repo.insert(input).pipe(
         Effect.tap(remember),
         Effect.catchAll((e) =>
-          isUniqueViolation(e) ? new Conflict({ message: `a lab with slug ${input.slug} exists` }) : Effect.die(e)
+          isUniqueViolation(e)
+            ? new StateConflict({ resource: "lab", id: input.slug, problem: `a lab with slug ${input.slug} exists` })
+            : Effect.die(e)
         )
       )
 

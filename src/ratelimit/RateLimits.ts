@@ -57,33 +57,58 @@ export class FixedWindowCounter extends Context.Tag("FixedWindowCounter")<
 export const MINUTE_MILLIS = 60_000
 const DAY_MILLIS = 86_400_000
 
+/** Count tokens in this key's window of this length (a calendar window: see layers/RateLimitStore.ts). */
+const countViaLimiter = (
+  limiter: RateLimiter.RateLimiter,
+  key: string,
+  limit: number,
+  lengthMillis: number,
+  tokens: number
+): Effect.Effect<RateDecision> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    limiter
+      .consume({ key, limit, window: Duration.millis(lengthMillis), algorithm: "fixed-window", onExceeded: "fail", tokens })
+      .pipe(
+        // the store measured the time left a moment after `now`: now + left is the window's end, or a hair before it
+        Effect.map((r): WindowResult => ({ allowed: true, limit, remaining: r.remaining, end: now + Duration.toMillis(r.resetAfter) })),
+        Effect.catchTag("RateLimiterError", (e) =>
+          e.reason === "Exceeded"
+            ? Effect.succeed<WindowResult>({ allowed: false, limit, remaining: 0, end: now + Duration.toMillis(e.retryAfter) })
+            : // A broken store must not take the API down: let the request through, and say so in the log.
+              Effect.as(Effect.logWarning("rate limit store failed; request allowed", e), {
+                allowed: true,
+                limit,
+                remaining: limit,
+                end: windowEnd(now, lengthMillis)
+              })
+        ),
+        Effect.map((w) => decision(w, now))
+      )
+  )
+
+/** As the limiter would count it, at once; undefined when the store cannot (a limit or window it does not size). */
+const atOnce = (
+  counter: FixedWindowCounter["Type"],
+  key: string,
+  limit: number,
+  length: number,
+  tokens: number,
+  now: number
+): RateDecision | undefined => {
+  // as the RateLimiter sizes it: window / limit per token, times the limit
+  const windowMillis = Math.round((length / limit) * limit)
+  if (limit < 1 || !Number.isSafeInteger(windowMillis) || windowMillis < 1) return undefined
+  const [used, ttl] = counter.fixedWindow(key, limit, windowMillis, now, tokens)
+  const allowed = used <= limit
+  return decision({ allowed, limit, remaining: allowed ? limit - used : 0, end: now + ttl }, now)
+}
+
 /** Counts requests per account in a per-minute and a per-day window, and anything else in windows of its own. */
 export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
   effect: Effect.gen(function* () {
     const limiter = yield* RateLimiter.RateLimiter
-
-    /** Count tokens in this key's window of this length (a calendar window: see layers/RateLimitStore.ts). */
-    const viaLimiter = (key: string, limit: number, lengthMillis: number, tokens: number): Effect.Effect<RateDecision> =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) =>
-        limiter
-          .consume({ key, limit, window: Duration.millis(lengthMillis), algorithm: "fixed-window", onExceeded: "fail", tokens })
-          .pipe(
-            // the store measured the time left a moment after `now`: now + left is the window's end, or a hair before it
-            Effect.map((r): WindowResult => ({ allowed: true, limit, remaining: r.remaining, end: now + Duration.toMillis(r.resetAfter) })),
-            Effect.catchTag("RateLimiterError", (e) =>
-              e.reason === "Exceeded"
-                ? Effect.succeed<WindowResult>({ allowed: false, limit, remaining: 0, end: now + Duration.toMillis(e.retryAfter) })
-                : // A broken store must not take the API down: let the request through, and say so in the log.
-                  Effect.as(Effect.logWarning("rate limit store failed; request allowed", e), {
-                    allowed: true,
-                    limit,
-                    remaining: limit,
-                    end: windowEnd(now, lengthMillis)
-                  })
-            ),
-            Effect.map((w) => decision(w, now))
-          )
-      )
+    const viaLimiter = (key: string, limit: number, lengthMillis: number, tokens: number) =>
+      countViaLimiter(limiter, key, limit, lengthMillis, tokens)
 
     const bothViaLimiter = (account: string, limits: Limits) =>
       Effect.gen(function* () {
@@ -96,21 +121,6 @@ export class RateLimits extends Effect.Service<RateLimits>()("RateLimits", {
 
     // Every request passes here: with a counter that answers at once, count in place of the RateLimiter's round of effects.
     const counter = Option.getOrUndefined(yield* Effect.serviceOption(FixedWindowCounter))
-    const atOnce = (
-      counter: FixedWindowCounter["Type"],
-      key: string,
-      limit: number,
-      length: number,
-      tokens: number,
-      now: number
-    ): RateDecision | undefined => {
-      // as the RateLimiter sizes it: window / limit per token, times the limit
-      const windowMillis = Math.round((length / limit) * limit)
-      if (limit < 1 || !Number.isSafeInteger(windowMillis) || windowMillis < 1) return undefined
-      const [used, ttl] = counter.fixedWindow(key, limit, windowMillis, now, tokens)
-      const allowed = used <= limit
-      return decision({ allowed, limit, remaining: allowed ? limit - used : 0, end: now + ttl }, now)
-    }
 
     /** One request of this account, in its minute's and its day's window. */
     const consume = (account: string, limits: Limits): Effect.Effect<RateDecision> =>

@@ -2,8 +2,8 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { okPage } from "../http/Envelope.js"
+import { LabRequests } from "../http/LabRequests.js"
 import { cursorFromString, pageQueryWith } from "../http/Pagination.js"
-import { Labs } from "../labs/Labs.js"
 import { Search } from "./Search.js"
 
 /** Results page on (rank, kind, ref): the rank is recomputed identically for unchanged documents. */
@@ -15,15 +15,16 @@ const encodeCursor = Schema.encodeSync(SearchCursor)
 
 export const SearchHttp = HttpApiBuilder.group(Api, "search", (handlers) =>
   Effect.gen(function* () {
-    const labs = yield* Labs
+    const lab = yield* LabRequests
     const search = yield* Search
     return handlers.handle("search", ({ urlParams: { labId, q, kinds, ...page } }) =>
-      Effect.gen(function* () {
-        const lab = yield* labs.access(labId, "read")
-        const query = yield* pageQueryWith(decodeCursor, page)
-        const result = yield* search.search(lab.id, q, Option.fromNullable(kinds), query.cursor, query.limit)
-        return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeCursor)) })
-      })
+      lab.read(labId, (scope) =>
+        Effect.gen(function* () {
+          const query = yield* pageQueryWith(decodeCursor, page)
+          const result = yield* search.search(scope.labId, { q, kinds: Option.fromNullable(kinds), ...query })
+          return yield* okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeCursor)) })
+        })
+      )
     )
   })
 )

@@ -1,8 +1,8 @@
 import { Effect, Option } from "effect"
+import type { LabId } from "../labs/LabId.js"
 import type { SearchResult } from "./SearchResult.js"
 import { SearchIndexer } from "./SearchIndexer.js"
-import { type Row, type SearchCursor, SearchRepo, START, STOP } from "./SearchRepo.js"
-import type { SearchKind } from "./Sql.js"
+import { type Row, type SearchCursor, SearchRepo, type SearchRequest, START, STOP } from "./SearchRepo.js"
 
 const ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
 
@@ -28,20 +28,14 @@ export class Search extends Effect.Service<Search>()("Search", {
     const indexer = yield* SearchIndexer
 
     /** Ranked matches, best first, paged on (rank, kind, ref). */
-    const search = (
-      labId: string,
-      q: string,
-      kinds: Option.Option<ReadonlyArray<SearchKind>>,
-      cursor: Option.Option<SearchCursor>,
-      limit: number
-    ) =>
-      Effect.map(Effect.zipRight(indexer.catchUp(labId), repo.search(labId, q, kinds, cursor, limit)), (rows) => {
-        const items = rows.slice(0, limit).map(toResult)
+    const search = (labId: LabId, request: SearchRequest) =>
+      Effect.map(Effect.zipRight(indexer.catchUp(labId), repo.search(labId, request)), (rows) => {
+        const items = rows.slice(0, request.limit).map(toResult)
         const last = items.at(-1)
         return {
           items,
           next:
-            rows.length > limit && last
+            rows.length > request.limit && last
               ? Option.some<SearchCursor>({ rank: last.rank, kind: last.kind, ref: last.ref })
               : Option.none<SearchCursor>()
         }

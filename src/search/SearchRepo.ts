@@ -38,6 +38,14 @@ export interface SearchCursor {
   readonly ref: string
 }
 
+/** A query, the kinds of documents it looks in (all when None), and the page asked for. */
+export interface SearchRequest {
+  readonly q: string
+  readonly kinds: Option.Option<ReadonlyArray<Kind>>
+  readonly cursor: Option.Option<SearchCursor>
+  readonly limit: number
+}
+
 export class SearchRepo extends Effect.Service<SearchRepo>()("SearchRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -49,13 +57,7 @@ export class SearchRepo extends Effect.Service<SearchRepo>()("SearchRepo", {
      * (rank, kind, ref); then a headline for the page only, from a window of
      * the body around the first occurrence of a query word.
      */
-    const search = (
-      labId: string,
-      q: string,
-      kinds: Option.Option<ReadonlyArray<Kind>>,
-      cursor: Option.Option<SearchCursor>,
-      limit: number
-    ) =>
+    const search = (labId: string, { q, kinds, cursor, limit }: SearchRequest) =>
       Effect.gen(function* () {
         // the planner prices `tsv @@ query` on every row of a sequential scan far too low (each
         // evaluation detoasts a tsvector): the candidates always come through an index
@@ -98,14 +100,6 @@ export class SearchRepo extends Effect.Service<SearchRepo>()("SearchRepo", {
         )
       }).pipe(sql.withTransaction)
 
-    return {
-      search: (
-        labId: string,
-        q: string,
-        kinds: Option.Option<ReadonlyArray<Kind>>,
-        cursor: Option.Option<SearchCursor>,
-        limit: number
-      ) => Effect.orDie(search(labId, q, kinds, cursor, limit))
-    }
+    return { search: (labId: string, request: SearchRequest) => Effect.orDie(search(labId, request)) }
   })
 }) {}

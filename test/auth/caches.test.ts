@@ -10,7 +10,7 @@ import { Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Database from "../../layers/Database.js"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
-import type { ApiKey } from "../../src/auth/ApiKey.js"
+import { type ApiKey, ApiKeyId } from "../../src/auth/ApiKey.js"
 import { ApiKeys } from "../../src/auth/ApiKeys.js"
 import { ApiKeysRepo } from "../../src/auth/ApiKeysRepo.js"
 import type { Principal } from "../../src/auth/Principal.js"
@@ -30,7 +30,7 @@ const insertKey = (scopes: ReadonlyArray<string>) =>
     const repo = yield* ApiKeysRepo
     const secret = unique("lsk_test")
     const key: ApiKey = {
-      id: unique("key"),
+      id: ApiKeyId.make(unique("key")),
       name: "cached",
       prefix: secret.slice(0, 12),
       scopes,
@@ -90,7 +90,7 @@ describe("the API key cache", () => {
         expect(Option.isNone(yield* keys.authenticate(sha256Hex(secret)))).toBe(true)
         const { key } = yield* insertKey(["lab:alpha:r"])
         // the same key row, now under the secret asked for a moment ago
-        yield* repo.insert({ ...key, id: unique("key") }, sha256Hex(secret))
+        yield* repo.insert({ ...key, id: ApiKeyId.make(unique("key")) }, sha256Hex(secret))
         expect(Option.isNone(yield* keys.authenticate(sha256Hex(secret)))).toBe(true)
         yield* TestClock.adjust("5001 millis")
         expect(Option.isSome(yield* keys.authenticate(sha256Hex(secret)))).toBe(true)
@@ -116,7 +116,7 @@ describe("the API key cache", () => {
         const keys = yield* ApiKeys
         const repo = yield* ApiKeysRepo
         const { key } = yield* insertKey(["lab:alpha:r"])
-        const gatedId = unique("key")
+        const gatedId = ApiKeyId.make(unique("key"))
         yield* repo.insert({ ...key, id: gatedId }, hash)
         // the lookup reads the live key, then waits; meanwhile the key is revoked here
         const inFlight = yield* Effect.fork(keys.authenticate(hash))

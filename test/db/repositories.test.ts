@@ -14,7 +14,7 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import * as Database from "../../layers/Database.js"
-import type { ApiKey } from "../../src/auth/ApiKey.js"
+import { type ApiKey, ApiKeyId } from "../../src/auth/ApiKey.js"
 import { ApiKeysRepo } from "../../src/auth/ApiKeysRepo.js"
 import { UsersRepo } from "../../src/auth/UsersRepo.js"
 import { migrations } from "../../src/db/Migrations.js"
@@ -62,7 +62,7 @@ const newestFirst = <A extends { readonly createdAt: Date; readonly id: string }
   [...rows].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
 
 const apiKey = (fields: Partial<ApiKey> & Pick<ApiKey, "createdBy">): ApiKey => ({
-  id: `key_${randomBytes(8).toString("hex")}`,
+  id: ApiKeyId.make(`key_${randomBytes(8).toString("hex")}`),
   name: "a key",
   prefix: "lsk_abcd",
   scopes: ["admin"],
@@ -197,7 +197,7 @@ const repositoryContract = (backend: Backend) =>
 
             expect(yield* keys.findById(expiring.id)).toEqual(Option.some(expiring))
             expect(yield* keys.findById(forever.id)).toEqual(Option.some(forever))
-            expect(yield* keys.findById(unique("key"))).toEqual(Option.none())
+            expect(yield* keys.findById(ApiKeyId.make(unique("key")))).toEqual(Option.none())
           })
         )
 

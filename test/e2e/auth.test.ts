@@ -2,7 +2,7 @@ import { Effect, Either, Option } from "effect"
 import { createHash } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Me } from "../../src/auth/Api.js"
-import { ApiKey, CreatedApiKey } from "../../src/auth/ApiKey.js"
+import { ApiKey, ApiKeyId, CreatedApiKey } from "../../src/auth/ApiKey.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { Task } from "../../src/tasks/Task.js"
 import { data, expectError, page } from "../support/http.js"
@@ -428,7 +428,7 @@ describe("API keys", () => {
     await expectError(await server.request("GET", "/api/v1/me", { token: key.key }), 401, "unauthorized")
 
     await expectError(await server.request("DELETE", "/api/v1/auth/keys?id=key_doesnotexist0000", { token: adminKey() }), 404, "not_found")
-    expect((await failureOf(client.keys.revoke({ urlParams: { id: "key_doesnotexist0000" } })))._tag).toBe("NotFound")
+    expect((await failureOf(client.keys.revoke({ urlParams: { id: ApiKeyId.make("key_doesnotexist0000") } })))._tag).toBe("NotFound")
   })
 
   it("lets a key revoke itself", async () => {

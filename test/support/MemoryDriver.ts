@@ -6,6 +6,7 @@ import * as GitMemory from "../../layers/git/GitMemory.js"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
 import { SecretBox } from "../../src/common/SecretBox.js"
 import { Files } from "../../src/files/Files.js"
+import { systemLab } from "../../src/labs/LabId.js"
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
 import { DEFAULT_QUOTAS, QuotaLimits } from "../../src/quotas/PlanQuotas.js"
 import { Git } from "../../src/sync/Git.js"
@@ -54,13 +55,13 @@ export const memorySync = () => {
         const lab = yield* Effect.orDie(Effect.flatMap(LabsRepo, (r) => r.insert({ slug, name: slug, plan: "team" })))
         const files = yield* Files
         for (const [path, content] of Object.entries(LOCAL_ONLY)) {
-          yield* Effect.orDie(files.write(lab.id, path, content, { actor: "setup", mode: "create-or-replace" }))
+          yield* Effect.orDie(files.write(systemLab(lab.id), path, content, { actor: "setup", mode: "create-or-replace" }))
         }
         const initial = yield* Effect.flatMap(GitMemory.InMemoryRemotes, (r) => r.pushFromOutside(url, "main", { ...INITIAL_REMOTE }))
         const sync = yield* SyncRepo
         yield* sync.saveLink({ labId: lab.id, repo: url, repoKey: repoKeyOf(url), defaultBranch: "main", autoPush: true, token: Option.none() })
         yield* Effect.flatMap(SyncEngine, (e) => e.pull(lab.id, Option.none(), false))
-        return { labId: lab.id, initial }
+        return { labId: systemLab(lab.id), initial }
       })
     )
     model.outsideCommits.push(initial.commit)
@@ -93,7 +94,7 @@ export const memorySync = () => {
             const actor = `op-${++actors}`
             const removed = yield* Effect.either(Effect.flatMap(Files, (f) => f.remove(labId, path, { actor })))
             if (Either.isLeft(removed)) {
-              if (removed.left._tag === "NotFound") return undefined
+              if (removed.left._tag === "NotFoundInLab") return undefined
               return yield* Effect.die(removed.left)
             }
             return removed.right.queued ? actor : undefined
