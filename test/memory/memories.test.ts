@@ -1,6 +1,6 @@
 /**
  * The memory service on its own (fast tier: in-memory PGlite, no HTTP): what it stores, what it refuses, and that
- * a lab sees only its own entries. The HTTP contract is tested in test/e2e/memory.test.ts.
+ * a lab sees only its own entries. The HTTP contract is tested in test/memory/memory-http.test.ts.
  */
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Exit, Layer } from "effect"

@@ -1,5 +1,5 @@
 /**
- * Requests for the fuzz test (test/e2e/fuzz.test.ts): every operation of the
+ * Requests for the fuzz test (test/http/fuzz.test.ts): every operation of the
  * OpenAPI document, filled with values derived from the contract's own schemas
  * (effect's Arbitrary) and with hostile ones (NUL, lone surrogates, deep
  * nesting, huge and non-integer numbers, wrong types, odd paths, long strings).

@@ -18,7 +18,7 @@ export const testSettings = (overrides: Partial<App.AppSettings> = {}): App.AppS
   masterKey: Redacted.make(randomBytes(32).toString("hex")),
   jwt: Option.none(),
   adminLimits: { perMinute: 1_000_000, perDay: 10_000_000 },
-  // tests deliver failing webhooks on purpose; test/e2e/webhook-limits.test.ts sets the deployment's 10
+  // tests deliver failing webhooks on purpose; test/sync/webhook-limits.test.ts sets the deployment's 10
   webhookFailuresPerMinute: 1_000,
   publicBaseUrl: new URL("http://127.0.0.1"),
   git: { kind: "memory" },
