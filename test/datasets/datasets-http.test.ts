@@ -3,7 +3,7 @@ import { Activity } from "../../src/activity/Activity.js"
 import { Dataset } from "../../src/datasets/Dataset.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { data, expectError, page } from "../support/http.js"
-import { type Fixture, startFixture } from "../support/LabFixture.js"
+import { type Fixture, queryOf, startFixture } from "../support/LabFixture.js"
 import type { TestServer } from "../support/TestServer.js"
 
 let fx: Fixture
@@ -15,14 +15,9 @@ let otherKey: string
 
 type Body = Record<string, unknown>
 
-const call = (method: string, path: string, json?: Body, token = writer.key) =>
-  server.request(method, path, json === undefined ? { token } : { token, json })
+const call = (method: string, path: string, json?: Body, token = writer.key) => fx.call(method, path, json, token)
 
-const q = (params: Record<string, string | number | undefined>) => {
-  const search = new URLSearchParams()
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
-  return search.toString()
-}
+const q = queryOf
 
 const post = (json: Body, token = writer.key) => call("POST", "/api/v1/datasets", { labId: lab.id, ...json }, token)
 const patch = (id: string, json: Body) => call("PATCH", `/api/v1/datasets/${id}`, { labId: lab.id, ...json })

@@ -10,7 +10,7 @@ import { Paper, PaperVersion } from "../../src/papers/Paper.js"
 import { SyncResult } from "../../src/sync/RepoLink.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { data, expectError, json, page } from "../support/http.js"
-import { type Fixture, startFixture } from "../support/LabFixture.js"
+import { type Fixture, queryOf, startFixture } from "../support/LabFixture.js"
 import type { TestServer } from "../support/TestServer.js"
 import { diskGit } from "../support/DiskGit.js"
 
@@ -28,11 +28,7 @@ type Body = Record<string, unknown>
 const call = (method: string, path: string, body?: Body, token = writer.key) =>
   server.request(method, path, body === undefined ? { token } : { token, json: body })
 
-const q = (params: Record<string, string | number | undefined>) => {
-  const search = new URLSearchParams()
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
-  return search.toString()
-}
+const q = queryOf
 
 const figures = async (labId: string, params: Record<string, string | number | undefined> = {}) =>
   page(await call("GET", `/api/v1/figures?${q({ labId, limit: 100, ...params })}`), Figure)

@@ -5,7 +5,7 @@ import { File } from "../../src/files/File.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { Paper, PaperVersion } from "../../src/papers/Paper.js"
 import { data, expectError, page } from "../support/http.js"
-import { type Fixture, startFixture } from "../support/LabFixture.js"
+import { type Fixture, queryOf, startFixture } from "../support/LabFixture.js"
 import type { TestServer } from "../support/TestServer.js"
 
 let fx: Fixture
@@ -18,14 +18,9 @@ let otherKey: string
 
 type Body = Record<string, unknown>
 
-const call = (method: string, path: string, json?: Body, token = writer.key) =>
-  server.request(method, path, json === undefined ? { token } : { token, json })
+const call = (method: string, path: string, json?: Body, token = writer.key) => fx.call(method, path, json, token)
 
-const q = (params: Record<string, string | number | undefined>) => {
-  const search = new URLSearchParams()
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
-  return search.toString()
-}
+const q = queryOf
 
 const writeFile = async (path: string, content: string) => {
   const response = await call("POST", "/api/v1/files", { labId: lab.id, path, content })

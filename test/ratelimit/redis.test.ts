@@ -1,7 +1,6 @@
 import { Option, Schema } from "effect"
 import { Redis } from "ioredis"
 import { randomBytes } from "node:crypto"
-import { createConnection } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Me } from "../../src/auth/Api.js"
 import type { Plan } from "../../src/common/Schemas.js"
@@ -10,29 +9,13 @@ import { data, expectError } from "../support/http.js"
 import { DAY, MINUTE, roomInWindow } from "../support/RateWindows.js"
 import { operatorOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
+import { REDIS_HOST, REDIS_PORT, redisSkipReason, redisUp } from "../support/RedisProbe.js"
 
-const REDIS_HOST = "127.0.0.1"
-const REDIS_PORT = 6379
 /** A database of its own, so nothing else on this Redis is touched. */
 const REDIS_DB = 11
 const PREFIX = "lab-service:ratelimit:"
 
-/** Is something listening on the Redis port? A short TCP connect, nothing more. */
-const reachable = (): Promise<boolean> =>
-  new Promise((resolve) => {
-    const socket = createConnection({ host: REDIS_HOST, port: REDIS_PORT })
-    const done = (ok: boolean) => {
-      socket.destroy()
-      resolve(ok)
-    }
-    socket.setTimeout(500, () => done(false))
-    socket.once("connect", () => done(true))
-    socket.once("error", () => done(false))
-  })
-
-const redisUp = await reachable()
-const skipReason = redisUp ? "" : ` [skipped: no Redis reachable on ${REDIS_HOST}:${REDIS_PORT}]`
-if (!redisUp) console.warn(`test/ratelimit/redis.test.ts: skipped, no Redis reachable on ${REDIS_HOST}:${REDIS_PORT}`)
+const skipReason = redisSkipReason("test/ratelimit/redis.test.ts")
 
 const HeaderInt = Schema.compose(Schema.String.pipe(Schema.pattern(/^\d+$/)), Schema.NumberFromString)
 const rate = (response: Response) =>

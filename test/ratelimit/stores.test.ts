@@ -3,33 +3,16 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Layer, TestClock } from "effect"
 import { Redis } from "ioredis"
 import { randomBytes } from "node:crypto"
-import { createConnection } from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import * as RateLimitStore from "../../layers/RateLimitStore.js"
 import { RateLimits } from "../../src/ratelimit/RateLimits.js"
+import { REDIS_HOST, REDIS_PORT, redisSkipReason, redisUp } from "../support/RedisProbe.js"
 
-const REDIS_HOST = "127.0.0.1"
-const REDIS_PORT = 6379
 /** A database of its own (test/ratelimit/redis.test.ts uses 11), and keys named by this run. */
 const REDIS_DB = 12
 const RUN = `stores-test-${randomBytes(6).toString("hex")}`
 
-/** Is something listening on the Redis port? A short TCP connect, nothing more. */
-const reachable = (): Promise<boolean> =>
-  new Promise((resolve) => {
-    const socket = createConnection({ host: REDIS_HOST, port: REDIS_PORT })
-    const done = (ok: boolean) => {
-      socket.destroy()
-      resolve(ok)
-    }
-    socket.setTimeout(500, () => done(false))
-    socket.once("connect", () => done(true))
-    socket.once("error", () => done(false))
-  })
-
-const redisUp = await reachable()
-const skipReason = redisUp ? "" : ` [skipped: no Redis reachable on ${REDIS_HOST}:${REDIS_PORT}]`
-if (!redisUp) console.warn(`test/ratelimit/stores.test.ts: Redis cases skipped, no Redis reachable on ${REDIS_HOST}:${REDIS_PORT}`)
+const skipReason = redisSkipReason("test/ratelimit/stores.test.ts: Redis cases")
 
 // ---------------------------------------------------------------------------
 // helpers

@@ -17,10 +17,15 @@ import { startTestServer, type TestServer } from "./TestServer.js"
 
 export type Params = Record<string, string | number | undefined>
 
-export const withQuery = (path: string, params: Params = {}) => {
+/** A query string of the defined params (no leading `?`). */
+export const queryOf = (params: Params): string => {
   const search = new URLSearchParams()
   for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
-  const query = search.toString()
+  return search.toString()
+}
+
+export const withQuery = (path: string, params: Params = {}) => {
+  const query = queryOf(params)
   return query === "" ? path : `${path}?${query}`
 }
 
@@ -40,6 +45,8 @@ export interface Fixture {
   readonly del: (path: string, params?: Params, token?: string) => Promise<Response>
   readonly post: (path: string, json: unknown, token?: string) => Promise<Response>
   readonly patch: (path: string, json: unknown, token?: string) => Promise<Response>
+  /** Any method, with a JSON body when one is given; the writer's key unless another token is. */
+  readonly call: (method: string, path: string, json?: unknown, token?: string) => Promise<Response>
   /** The lab's activity entries, newest first (first page of 100). */
   readonly activity: (labId?: string) => Promise<ReadonlyArray<Activity>>
   /** A team-plan lab the operator creates, and a key with one scope (`lab:<slug>:rw`, say). */
@@ -121,6 +128,8 @@ export const startFixture = async (
     del: (path, params, token = writer.key) => server.request("DELETE", withQuery(path, params), { token }),
     post: (path, json, token = writer.key) => server.request("POST", path, { token, json }),
     patch: (path, json, token = writer.key) => server.request("PATCH", path, { token, json }),
+    call: (method, path, json, token = writer.key) =>
+      server.request(method, path, json === undefined ? { token } : { token, json }),
     createLab,
     createKey,
     activity: async (labId = lab.id) =>
