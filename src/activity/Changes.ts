@@ -3,6 +3,7 @@ import { Effect, type Option } from "effect"
 import { orNotFound } from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import type { ActivityRepo } from "./ActivityRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** The fields whose values differ between two versions of a resource. */
 export const changedFields = <A, K extends keyof A>(fields: ReadonlyArray<K>, current: A, next: A): Array<K> =>
@@ -52,4 +53,4 @@ export const removeLogged = <A>(
     const deleted = yield* orNotFound(target.resource, target.id)(remove)
     yield* activity.record({ labId: target.labId, ref: target.id, actor: target.actor, ...entry(deleted) })
     return deleted
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))

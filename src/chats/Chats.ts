@@ -20,6 +20,7 @@ import {
   type UpdateChat
 } from "./Chat.js"
 import { type ChatFilter, ChatsRepo } from "./ChatsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 const TITLE_MAX = 300
 
@@ -72,7 +73,7 @@ const create = ({ sql, repo, activity }: Deps, labId: LabId, input: Omit<CreateC
     })
     const created: ChatDetail = { ...chat, messages: [] }
     return created
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const addMessage = (
   { sql, repo, activity }: Deps,
@@ -100,7 +101,7 @@ const addMessage = (
       data: { messageId: message.id, seq: message.seq, role: message.role }
     })
     return message
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ChatId, patch: Omit<UpdateChat, "labId">, actor: string) =>
   Effect.gen(function* () {
@@ -128,7 +129,7 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ChatId, patch: 
       data: { changed, ...outcomeChange }
     })
     return yield* detail(repo, updated)
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** The knowledge entry or task a chat's outcome becomes. */
 const promoted = (deps: Deps, labId: LabId, chat: Chat, outcome: string, as: PromoteChat["as"], title: string, actor: string) => {
@@ -179,7 +180,7 @@ const promote = (deps: Deps, labId: LabId, id: ChatId, input: Omit<PromoteChat, 
       data: { as: input.as, entryId, ...(input.as === "knowledge" ? { knowledgeId: entryId } : { taskId: entryId }) }
     })
     return result
-  }).pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(deps.sql))
 
 /**
  * The orchestrator's chats: messages in order, an outcome (the conclusion),

@@ -8,6 +8,7 @@ import { References } from "../common/References.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateKnowledge, type KnowledgeEntry, KnowledgeId, type Source, type UpdateKnowledge } from "./Knowledge.js"
 import { type KnowledgeFilter, KnowledgeRepo } from "./KnowledgeRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 const FIELDS = ["title", "body", "sources", "tags"] as const
 
@@ -55,7 +56,7 @@ const create = (
       data: { title: entry.title, tags: entry.tags, ...data }
     })
     return entry
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const update = (
   { sql, repo, activity, references }: Deps,
@@ -89,7 +90,7 @@ const update = (
       data: { changed }
     })
     return updated
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const remove = (deps: Deps, labId: LabId, id: KnowledgeId, actor: string) =>
   removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({

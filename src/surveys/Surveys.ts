@@ -9,6 +9,7 @@ import { transition } from "../common/StateMachine.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateSurvey, type Survey, SurveyId, SurveyLifecycle, type SurveyStatus, type UpdateSurvey } from "./Survey.js"
 import { type SurveyFilter, SurveysRepo } from "./SurveysRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** How status changes are logged. */
 const LOG: LifecycleLog<SurveyStatus> = {
@@ -51,7 +52,7 @@ const create = ({ sql, repo, references, activity }: Deps, labId: LabId, input: 
       data: { topic: survey.topic, linkedPaperIds }
     })
     return survey
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** The survey as the patch leaves it, once its lifecycle and the linked papers allow it. */
 const patched = (references: References, labId: LabId, current: Survey, patch: Omit<UpdateSurvey, "labId">) =>
@@ -88,7 +89,7 @@ const update = (deps: Deps, labId: LabId, id: SurveyId, patch: Omit<UpdateSurvey
     yield* deps.repo.update(updated)
     yield* deps.activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.topic, current.status, updated.status, changed) })
     return updated
-  }).pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(deps.sql))
 
 const remove = (deps: Deps, labId: LabId, id: SurveyId, actor: string) =>
   removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({
