@@ -2,8 +2,9 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { InvalidField } from "../common/DomainErrors.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { okPage } from "../http/Envelope.js"
 import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
 import type { ContributorKind } from "./Contribution.js"
 import { Contributions } from "./Contributions.js"
@@ -71,7 +72,7 @@ export const ContributionsHttp = HttpApiBuilder.group(Api, "contributions", (han
         )
       )
       .handle("record", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => contributions.record(scope.labId, scope.principal, input)).pipe(Effect.flatMap(ok))
+        writing(lab, labId, (scope) => contributions.record(scope.labId, scope.principal, input))
       )
   })
 )
