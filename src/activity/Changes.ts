@@ -54,3 +54,15 @@ export const removeLogged = <A>(
     yield* activity.record({ labId: target.labId, ref: target.id, actor: target.actor, ...entry(deleted) })
     return deleted
   }).pipe(inTransaction(sql))
+
+/**
+ * Store a new resource and log its creation (inside the caller's transaction): `insert`, then the activity entry
+ * naming it; `entry` says what the feed tells of it. Gives the value stored.
+ */
+export const insertLogged = <A extends { readonly id: string; readonly labId: string }, E, R>(
+  activity: ActivityRepo,
+  insert: (value: A) => Effect.Effect<void, E, R>,
+  value: A,
+  actor: string,
+  entry: { readonly kind: string; readonly message: string; readonly data: Record<string, unknown> }
+) => Effect.as(Effect.zipRight(insert(value), activity.record({ labId: value.labId, ref: value.id, actor, ...entry })), value)

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields } from "../activity/Changes.js"
+import { changedFields, insertLogged } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { KnowledgeBase } from "../knowledge/KnowledgeBase.js"
@@ -62,12 +62,8 @@ const create = ({ sql, repo, activity }: Deps, labId: LabId, input: Omit<CreateC
       createdAt: now,
       updatedAt: now
     }
-    yield* repo.insert(chat)
-    yield* activity.record({
-      labId,
+    yield* insertLogged(activity, repo.insert, chat, actor, {
       kind: "chat.created",
-      ref: chat.id,
-      actor,
       message: chat.title ? `Opened chat ${chat.title}` : "Opened a chat",
       data: { title: chat.title }
     })

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, removeLogged } from "../activity/Changes.js"
+import { changedFields, insertLogged, removeLogged } from "../activity/Changes.js"
 import { orNotFound } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -46,12 +46,8 @@ const create = (
     yield* checkSources(references, labId, input.sources)
     const now = new Date()
     const entry: KnowledgeEntry = { id: KnowledgeId.make(newId("kn")), labId, ...input, createdAt: now, updatedAt: now }
-    yield* repo.insert(entry)
-    yield* activity.record({
-      labId,
+    yield* insertLogged(activity, repo.insert, entry, actor, {
       kind: "knowledge.created",
-      ref: entry.id,
-      actor,
       message: `Added knowledge: ${entry.title}`,
       data: { title: entry.title, tags: entry.tags, ...data }
     })

@@ -13,6 +13,7 @@ import { providerPod } from "./PodEvents.js"
 import { PodProvider } from "./PodProvider.js"
 import { type PodFilter, PodsRepo, type StatusChange } from "./PodsRepo.js"
 import { inTransaction } from "../db/Transaction.js"
+import { insertLogged } from "../activity/Changes.js"
 
 const RESOURCE = "pod"
 
@@ -126,12 +127,8 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
       transaction(
         Effect.gen(function* () {
           const pod = newPod(labId, input, provider.name)
-          yield* repo.insert(pod)
-          yield* activity.record({
-            labId,
+          yield* insertLogged(activity, repo.insert, pod, actor, {
             kind: "pod.created",
-            ref: pod.id,
-            actor,
             message: `Created pod ${input.name}`,
             data: { gpu: input.gpu, costPerHour: input.costPerHour, currency: input.currency }
           })

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, changeEntry, type LifecycleLog, removeLogged } from "../activity/Changes.js"
+import { changedFields, changeEntry, insertLogged, removeLogged, type LifecycleLog } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -42,12 +42,8 @@ const create = ({ sql, repo, references, activity }: Deps, labId: LabId, input: 
     const now = new Date()
     const id = SurveyId.make(newId("srv"))
     const survey: Survey = { id, labId, ...input, linkedPaperIds, status: "draft", createdAt: now, updatedAt: now }
-    yield* repo.insert(survey)
-    yield* activity.record({
-      labId,
+    yield* insertLogged(activity, repo.insert, survey, actor, {
       kind: "survey.created",
-      ref: survey.id,
-      actor,
       message: `Started a survey draft: ${survey.topic}`,
       data: { topic: survey.topic, linkedPaperIds }
     })
