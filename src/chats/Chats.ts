@@ -185,13 +185,13 @@ const promote = (deps: Deps, labId: LabId, id: ChatId, input: Omit<PromoteChat, 
 export class Chats extends Effect.Service<Chats>()("Chats", {
   dependencies: [ChatsRepo.Default, KnowledgeBase.Default, Tasks.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* ChatsRepo,
-      knowledge: yield* KnowledgeBase,
-      tasks: yield* Tasks,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: ChatsRepo,
+      knowledge: KnowledgeBase,
+      tasks: Tasks,
+      activity: ActivityRepo
+    })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ChatFilter) => repo.list(labId, filter),

@@ -82,13 +82,13 @@ const record = (deps: Deps, labId: LabId, principal: Principal, input: Omit<Reco
 export class Contributions extends Effect.Service<Contributions>()("Contributions", {
   dependencies: [ContributionsRepo.Default, ActivityRepo.Default, Agents.Default, References.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* ContributionsRepo,
-      activity: yield* ActivityRepo,
-      agents: yield* Agents,
-      references: yield* References
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: ContributionsRepo,
+      activity: ActivityRepo,
+      agents: Agents,
+      references: References
+    })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ContributionFilter, cursor: Option.Option<Cursor>, limit: number) =>

@@ -99,12 +99,12 @@ const remove = (deps: Deps, labId: LabId, id: KnowledgeId, actor: string) =>
 export class KnowledgeBase extends Effect.Service<KnowledgeBase>()("KnowledgeBase", {
   dependencies: [KnowledgeRepo.Default, ActivityRepo.Default, References.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* KnowledgeRepo,
-      activity: yield* ActivityRepo,
-      references: yield* References
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: KnowledgeRepo,
+      activity: ActivityRepo,
+      references: References
+    })
     return {
       list: (labId: LabId, filter: KnowledgeFilter) => deps.repo.list(labId, filter),
       get: (labId: LabId, id: KnowledgeId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),

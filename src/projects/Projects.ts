@@ -182,12 +182,12 @@ const removeItem = ({ sql, repo, activity }: Deps, labId: LabId, projectId: Proj
 export class Projects extends Effect.Service<Projects>()("Projects", {
   dependencies: [ProjectsRepo.Default, References.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* ProjectsRepo,
-      references: yield* References,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: ProjectsRepo,
+      references: References,
+      activity: ActivityRepo
+    })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ProjectFilter) => repo.list(labId, filter),

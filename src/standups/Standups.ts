@@ -79,12 +79,12 @@ const create = ({ sql, repo, agents, activity }: Deps, labId: LabId, input: Omit
 export class Standups extends Effect.Service<Standups>()("Standups", {
   dependencies: [StandupsRepo.Default, Agents.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* StandupsRepo,
-      agents: yield* Agents,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: StandupsRepo,
+      agents: Agents,
+      activity: ActivityRepo
+    })
     return {
       list: (labId: LabId, filter: StandupFilter) => deps.repo.list(labId, filter),
       get: (labId: LabId, id: StandupId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),

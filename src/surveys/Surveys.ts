@@ -98,12 +98,12 @@ const remove = (deps: Deps, labId: LabId, id: SurveyId, actor: string) =>
 export class Surveys extends Effect.Service<Surveys>()("Surveys", {
   dependencies: [SurveysRepo.Default, References.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* SurveysRepo,
-      references: yield* References,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: SurveysRepo,
+      references: References,
+      activity: ActivityRepo
+    })
     return {
       list: (labId: LabId, filter: SurveyFilter) => deps.repo.list(labId, filter),
       get: (labId: LabId, id: SurveyId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),
