@@ -3,6 +3,7 @@ import { Effect, type Option } from "effect"
 import { orNotFound } from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import type { ActivityRepo } from "./ActivityRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** The fields whose values differ between two versions of a resource. */
 export const changedFields = <A, K extends keyof A>(fields: ReadonlyArray<K>, current: A, next: A): Array<K> =>
@@ -52,4 +53,16 @@ export const removeLogged = <A>(
     const deleted = yield* orNotFound(target.resource, target.id)(remove)
     yield* activity.record({ labId: target.labId, ref: target.id, actor: target.actor, ...entry(deleted) })
     return deleted
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
+
+/**
+ * Store a new resource and log its creation (inside the caller's transaction): `insert`, then the activity entry
+ * naming it; `entry` says what the feed tells of it. Gives the value stored.
+ */
+export const insertLogged = <A extends { readonly id: string; readonly labId: string }, E, R>(
+  activity: ActivityRepo,
+  insert: (value: A) => Effect.Effect<void, E, R>,
+  value: A,
+  actor: string,
+  entry: { readonly kind: string; readonly message: string; readonly data: Record<string, unknown> }
+) => Effect.as(Effect.zipRight(insert(value), activity.record({ labId: value.labId, ref: value.id, actor, ...entry })), value)

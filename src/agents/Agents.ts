@@ -9,6 +9,7 @@ import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import { type Agent, AgentId, AgentLifecycle, type AgentStatus, type CreateAgent, type UpdateAgent } from "./Agent.js"
 import { type AgentFilter, AgentsRepo } from "./AgentsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** Clock skew tolerated on a lastActiveAt sent by a client. */
 const SKEW_MILLIS = 60_000
@@ -64,7 +65,7 @@ const create = ({ sql, repo, activity }: Deps, labId: LabId, input: Omit<CreateA
       data: { name: agent.name, role: agent.role, model: agent.model }
     })
     return agent
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** The agent as the patch leaves it, once the lifecycle, the clock and the name allow it. */
 const patched = (repo: AgentsRepo, labId: LabId, current: Agent, patch: Omit<UpdateAgent, "labId">) =>
@@ -100,7 +101,7 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: AgentId, patch:
     yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
     yield* activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.name, current.status, updated.status, changed) })
     return updated
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const remove = (deps: Deps, labId: LabId, id: AgentId, actor: string) =>
   removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({

@@ -21,8 +21,7 @@ export class AgentsRepo extends Effect.Service<AgentsRepo>()("AgentsRepo", {
     })
     return {
       ...table,
-      list: (labId: LabId, filter: AgentFilter) =>
-        table.page(labId, (where) => [where.eq("status", Option.getOrUndefined(filter.status))], filter),
+      list: table.listBy((where, filter: AgentFilter) => [where.eq("status", Option.getOrUndefined(filter.status))]),
       findByName: (labId: LabId, name: string): Effect.Effect<Option.Option<Agent>> => Effect.orDie(findByName({ labId, name })),
       /** The agent was active at `at` (never moves lastActiveAt back). */
       touch: (labId: LabId, id: string, at: Date) =>

@@ -1,9 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { created, fetched, listed, removed, updated } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { pageQuery } from "../http/Pagination.js"
 import { Agents } from "./Agents.js"
 
 export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
@@ -11,22 +10,12 @@ export const AgentsHttp = HttpApiBuilder.group(Api, "agents", (handlers) =>
     const lab = yield* LabRequests
     const agents = yield* Agents
     return handlers
-      .handle("list", ({ urlParams: { labId, status, ...page } }) =>
-        lab.read(labId, (scope) =>
-          Effect.flatMap(pageQuery(page), (page) => agents.list(scope.labId, { ...page, status: Option.fromNullable(status) }))
-        ).pipe(Effect.flatMap(okPage))
+      .handle("list", ({ urlParams }) =>
+        listed(lab, urlParams, (labId, { status, ...page }) => agents.list(labId, { ...page, status: Option.fromNullable(status) }))
       )
-      .handle("create", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => agents.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("get", ({ path, urlParams }) =>
-        lab.read(urlParams.labId, (scope) => agents.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
-      )
-      .handle("update", ({ path, payload: { labId, ...patch } }) =>
-        lab.write(labId, (scope) => agents.update(scope.labId, path.id, patch, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("delete", ({ path, urlParams }) =>
-        lab.write(urlParams.labId, (scope) => agents.remove(scope.labId, path.id, scope.actor)).pipe(Effect.flatMap(ok))
-      )
+      .handle("create", ({ payload }) => created(lab, payload, agents.create))
+      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, agents.get))
+      .handle("update", ({ path, payload }) => updated(lab, path.id, payload, agents.update))
+      .handle("delete", ({ path, urlParams }) => removed(lab, urlParams.labId, path.id, agents.remove))
   })
 )

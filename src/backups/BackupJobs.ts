@@ -7,6 +7,7 @@ import type { Quotas } from "../quotas/Quotas.js"
 import type { Archive, Dump } from "./Archive.js"
 import { BACKUP_MACHINE, type Backup } from "./Backup.js"
 import type { BackupsRepo } from "./BackupsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** The background half of backups: running a backup or a restore that was asked for, and recording how it ended. */
 
@@ -40,10 +41,7 @@ const report = (message: string, cause: Cause.Cause<unknown>) => {
 }
 
 /** In one transaction; a database failure is a defect. */
-export const tx =
-  (sql: SqlClient.SqlClient) =>
-  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", (e) => Effect.die(e)))
+export const tx = inTransaction
 
 /** An activity entry about the backup. */
 export const log =

@@ -2,7 +2,8 @@ import { HttpApiBuilder, HttpServerResponse } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
 import { InvalidField } from "../common/DomainErrors.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { okPage } from "../http/Envelope.js"
+import { fetched, removed, writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
 import { pageOf, pageQuery } from "../http/Pagination.js"
 import { Backups } from "./Backups.js"
@@ -30,16 +31,12 @@ export const BackupsHttp = HttpApiBuilder.group(Api, "backups", (handlers) =>
         ).pipe(Effect.flatMap(okPage))
       )
       .handle("create", ({ payload: { labId } }) =>
-        lab.write(labId, (scope) => backups.create(scope.labId, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, labId, (scope) => backups.create(scope.labId, scope.actor))
       )
-      .handle("get", ({ path, urlParams }) =>
-        lab.read(urlParams.labId, (scope) => backups.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
-      )
-      .handle("delete", ({ path, urlParams }) =>
-        lab.write(urlParams.labId, (scope) => backups.remove(scope.labId, path.id, scope.actor)).pipe(Effect.flatMap(ok))
-      )
+      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, backups.get))
+      .handle("delete", ({ path, urlParams }) => removed(lab, urlParams.labId, path.id, backups.remove))
       .handle("restore", ({ path, payload }) =>
-        lab.write(payload.labId, (scope) => backups.restore(scope.labId, path.id, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, payload.labId, (scope) => backups.restore(scope.labId, path.id, scope.actor))
       )
       .handle("download", ({ path, urlParams }) =>
         // the archive holds the lab's sealed secrets (git token, webhook secret): reading it is a write key's right

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields } from "../activity/Changes.js"
+import { changedFields, insertLogged } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { KnowledgeBase } from "../knowledge/KnowledgeBase.js"
@@ -20,6 +20,7 @@ import {
   type UpdateChat
 } from "./Chat.js"
 import { type ChatFilter, ChatsRepo } from "./ChatsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 const TITLE_MAX = 300
 
@@ -61,18 +62,14 @@ const create = ({ sql, repo, activity }: Deps, labId: LabId, input: Omit<CreateC
       createdAt: now,
       updatedAt: now
     }
-    yield* repo.insert(chat)
-    yield* activity.record({
-      labId,
+    yield* insertLogged(activity, repo.insert, chat, actor, {
       kind: "chat.created",
-      ref: chat.id,
-      actor,
       message: chat.title ? `Opened chat ${chat.title}` : "Opened a chat",
       data: { title: chat.title }
     })
     const created: ChatDetail = { ...chat, messages: [] }
     return created
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const addMessage = (
   { sql, repo, activity }: Deps,
@@ -100,7 +97,7 @@ const addMessage = (
       data: { messageId: message.id, seq: message.seq, role: message.role }
     })
     return message
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ChatId, patch: Omit<UpdateChat, "labId">, actor: string) =>
   Effect.gen(function* () {
@@ -128,7 +125,7 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ChatId, patch: 
       data: { changed, ...outcomeChange }
     })
     return yield* detail(repo, updated)
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** The knowledge entry or task a chat's outcome becomes. */
 const promoted = (deps: Deps, labId: LabId, chat: Chat, outcome: string, as: PromoteChat["as"], title: string, actor: string) => {
@@ -179,7 +176,7 @@ const promote = (deps: Deps, labId: LabId, id: ChatId, input: Omit<PromoteChat, 
       data: { as: input.as, entryId, ...(input.as === "knowledge" ? { knowledgeId: entryId } : { taskId: entryId }) }
     })
     return result
-  }).pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(deps.sql))
 
 /**
  * The orchestrator's chats: messages in order, an outcome (the conclusion),
@@ -188,13 +185,13 @@ const promote = (deps: Deps, labId: LabId, id: ChatId, input: Omit<PromoteChat, 
 export class Chats extends Effect.Service<Chats>()("Chats", {
   dependencies: [ChatsRepo.Default, KnowledgeBase.Default, Tasks.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* ChatsRepo,
-      knowledge: yield* KnowledgeBase,
-      tasks: yield* Tasks,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: ChatsRepo,
+      knowledge: KnowledgeBase,
+      tasks: Tasks,
+      activity: ActivityRepo
+    })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ChatFilter) => repo.list(labId, filter),

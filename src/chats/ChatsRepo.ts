@@ -60,8 +60,7 @@ export class ChatsRepo extends Effect.Service<ChatsRepo>()("ChatsRepo", {
       findForUpdate: table.findForUpdate,
       insert: (chat: Chat) => Effect.orDie(table.insert(chat)),
       update: (chat: Chat) => Effect.orDie(table.update(chat)),
-      list: (labId: LabId, filter: ChatFilter) =>
-        table.page(labId, (where) => [where.createdFrom(filter.from), where.createdBefore(filter.to)], filter),
+      list: table.listBy((where, filter: ChatFilter) => [where.created(filter)]),
       messages: (chatId: ChatId): Effect.Effect<ReadonlyArray<ChatMessage>> => Effect.orDie(messages(chatId)),
       insertMessage: (labId: LabId, message: ChatMessage) =>
         Effect.orDie(sql`INSERT INTO chat_messages ${sql.insert({ ...message, labId })}`)

@@ -1,9 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { created, fetched, listed, updated, writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { pageQuery } from "../http/Pagination.js"
 import { Chats } from "./Chats.js"
 
 export const ChatsHttp = HttpApiBuilder.group(Api, "chats", (handlers) =>
@@ -11,25 +10,15 @@ export const ChatsHttp = HttpApiBuilder.group(Api, "chats", (handlers) =>
     const lab = yield* LabRequests
     const chats = yield* Chats
     return handlers
-      .handle("list", ({ urlParams: { labId, limit, cursor, ...filter } }) =>
-        lab.read(labId, (scope) =>
-          Effect.flatMap(pageQuery({ limit, cursor }), (page) => chats.list(scope.labId, { ...page, ...filter }))
-        ).pipe(Effect.flatMap(okPage))
-      )
-      .handle("create", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => chats.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("get", ({ path, urlParams }) =>
-        lab.read(urlParams.labId, (scope) => chats.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
-      )
-      .handle("update", ({ path, payload: { labId, ...patch } }) =>
-        lab.write(labId, (scope) => chats.update(scope.labId, path.id, patch, scope.actor)).pipe(Effect.flatMap(ok))
-      )
+      .handle("list", ({ urlParams }) => listed(lab, urlParams, chats.list))
+      .handle("create", ({ payload }) => created(lab, payload, chats.create))
+      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, chats.get))
+      .handle("update", ({ path, payload }) => updated(lab, path.id, payload, chats.update))
       .handle("addMessage", ({ path, payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => chats.addMessage(scope.labId, path.id, input, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, labId, (scope) => chats.addMessage(scope.labId, path.id, input, scope.actor))
       )
       .handle("promote", ({ path, payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => chats.promote(scope.labId, path.id, input, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, labId, (scope) => chats.promote(scope.labId, path.id, input, scope.actor))
       )
   })
 )

@@ -9,6 +9,7 @@ import type { Cursor } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"
 import type { Contribution, ContributorKind, RecordContribution } from "./Contribution.js"
 import { type ContributionFilter, ContributionsRepo, type RecordedRow, type SummaryCursor } from "./ContributionsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** The kind of contributor a credential is: keys (and the operator's key) vs people signed in with a JWT. */
 export const kindOfPrincipal = (principal: Principal): ContributorKind => (principal.kind === "jwt" ? "user" : "credential")
@@ -76,18 +77,18 @@ const record = (deps: Deps, labId: LabId, principal: Principal, input: Omit<Reco
       data: { contributor: row.contributor, contributorKind: row.contributorKind, kind: row.kind, ref: row.ref }
     })
     return contributionOf(row)
-  }).pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(deps.sql))
 
 export class Contributions extends Effect.Service<Contributions>()("Contributions", {
   dependencies: [ContributionsRepo.Default, ActivityRepo.Default, Agents.Default, References.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* ContributionsRepo,
-      activity: yield* ActivityRepo,
-      agents: yield* Agents,
-      references: yield* References
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: ContributionsRepo,
+      activity: ActivityRepo,
+      agents: Agents,
+      references: References
+    })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ContributionFilter, cursor: Option.Option<Cursor>, limit: number) =>

@@ -2,9 +2,11 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { InvalidField } from "../common/DomainErrors.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { okPage } from "../http/Envelope.js"
 import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
+import type { LabId } from "../labs/LabId.js"
 import type { ContributorKind } from "./Contribution.js"
 import { Contributions } from "./Contributions.js"
 import type { ContributionFilter } from "./ContributionsRepo.js"
@@ -13,8 +15,6 @@ const ListCursor = cursorFromString(Cursor)
 const SummaryCursor = cursorFromString(
   Schema.Struct({ count: Schema.Int.pipe(Schema.between(0, Number.MAX_SAFE_INTEGER)), contributor: Schema.String.pipe(Schema.maxLength(500)) })
 )
-const encodeListCursor = Schema.encodeSync(ListCursor)
-const encodeSummaryCursor = Schema.encodeSync(SummaryCursor)
 
 interface FilterParams {
   readonly contributor?: string | undefined
@@ -23,6 +23,12 @@ interface FilterParams {
   readonly ref?: string | undefined
   readonly from?: Date | undefined
   readonly to?: Date | undefined
+}
+
+interface ListParams extends FilterParams {
+  readonly labId: string
+  readonly limit?: number | undefined
+  readonly cursor?: string | undefined
 }
 
 const checkRange = (from: Date | undefined, to: Date | undefined) =>
@@ -39,39 +45,44 @@ const filterOf = (params: FilterParams): ContributionFilter => ({
   to: Option.fromNullable(params.to)
 })
 
+/**
+ * A filtered list walked by its own cursor: the range checked, the page the url asks for, the service's page of
+ * it, and the next cursor encoded.
+ */
+const filteredPage = <P, A, E, R>(
+  lab: Pick<LabRequests, "read">,
+  { labId, limit, cursor, ...filters }: ListParams,
+  cursorSchema: Schema.Schema<P, string>,
+  page: (
+    labId: LabId,
+    filter: ContributionFilter,
+    cursor: Option.Option<P>,
+    limit: number
+  ) => Effect.Effect<{ readonly items: ReadonlyArray<A>; readonly next: Option.Option<P> }, E, R>
+) =>
+  lab
+    .read(labId, (scope) =>
+      Effect.gen(function* () {
+        yield* checkRange(filters.from, filters.to)
+        const query = yield* pageQueryWith(Schema.decodeUnknownEither(cursorSchema), { limit, cursor })
+        return yield* page(scope.labId, filterOf(filters), query.cursor, query.limit)
+      })
+    )
+    .pipe(
+      Effect.flatMap((result) =>
+        okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, Schema.encodeSync(cursorSchema))) })
+      )
+    )
+
 export const ContributionsHttp = HttpApiBuilder.group(Api, "contributions", (handlers) =>
   Effect.gen(function* () {
     const lab = yield* LabRequests
     const contributions = yield* Contributions
     return handlers
-      .handle("list", ({ urlParams: { labId, limit, cursor, ...filters } }) =>
-        lab.read(labId, (scope) =>
-          Effect.gen(function* () {
-            yield* checkRange(filters.from, filters.to)
-            const query = yield* pageQueryWith(Schema.decodeUnknownEither(ListCursor), { limit, cursor })
-            return yield* contributions.list(scope.labId, filterOf(filters), query.cursor, query.limit)
-          })
-        ).pipe(
-          Effect.flatMap((result) =>
-            okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeListCursor)) })
-          )
-        )
-      )
-      .handle("summary", ({ urlParams: { labId, limit, cursor, ...filters } }) =>
-        lab.read(labId, (scope) =>
-          Effect.gen(function* () {
-            yield* checkRange(filters.from, filters.to)
-            const query = yield* pageQueryWith(Schema.decodeUnknownEither(SummaryCursor), { limit, cursor })
-            return yield* contributions.summary(scope.labId, filterOf(filters), query.cursor, query.limit)
-          })
-        ).pipe(
-          Effect.flatMap((result) =>
-            okPage({ items: result.items, nextCursor: Option.getOrNull(Option.map(result.next, encodeSummaryCursor)) })
-          )
-        )
-      )
+      .handle("list", ({ urlParams }) => filteredPage(lab, urlParams, ListCursor, contributions.list))
+      .handle("summary", ({ urlParams }) => filteredPage(lab, urlParams, SummaryCursor, contributions.summary))
       .handle("record", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => contributions.record(scope.labId, scope.principal, input)).pipe(Effect.flatMap(ok))
+        writing(lab, labId, (scope) => contributions.record(scope.labId, scope.principal, input))
       )
   })
 )

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { ok } from "../http/Envelope.js"
+import { reading } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
 import { Costs } from "./Costs.js"
 
@@ -10,7 +10,7 @@ export const CostsHttp = HttpApiBuilder.group(Api, "costs", (handlers) =>
     const lab = yield* LabRequests
     const costs = yield* Costs
     return handlers.handle("report", ({ urlParams: { labId, from, to } }) =>
-      lab.read(labId, (scope) => costs.report(scope.labId, { from, to })).pipe(Effect.flatMap(ok))
+      reading(lab, labId, (scope) => costs.report(scope.labId, { from, to }))
     )
   })
 )

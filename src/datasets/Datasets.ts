@@ -7,6 +7,7 @@ import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateDataset, type Dataset, DatasetId, type UpdateDataset } from "./Dataset.js"
 import { type DatasetFilter, DatasetsRepo } from "./DatasetsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 const RESOURCE = "dataset"
 
@@ -68,9 +69,6 @@ export class Datasets extends Effect.Service<Datasets>()("Datasets", {
     const repo = yield* DatasetsRepo
     const activity = yield* ActivityRepo
 
-    const inTransaction = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-      self.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-
     const note = (dataset: Dataset, kind: string, actor: string, message: string, data: Record<string, unknown> = {}) =>
       activity.record({ labId: dataset.labId, kind, ref: dataset.id, actor, message, data: { version: dataset.version, ...data } })
 
@@ -79,7 +77,7 @@ export class Datasets extends Effect.Service<Datasets>()("Datasets", {
 
     const create = (labId: LabId, input: Omit<CreateDataset, "labId">, actor: string) => {
       const dataset = newDataset(labId, input)
-      return inTransaction(
+      return inTransaction(sql)(
         Effect.gen(function* () {
           yield* Effect.catchAll(repo.insert(dataset), nameTaken(dataset))
           yield* note(dataset, "dataset.created", actor, `Dataset “${dataset.name}” created`, { format: dataset.format })
@@ -89,7 +87,7 @@ export class Datasets extends Effect.Service<Datasets>()("Datasets", {
     }
 
     const update = (labId: LabId, id: DatasetId, patch: Omit<UpdateDataset, "labId">, actor: string) =>
-      inTransaction(
+      inTransaction(sql)(
         Effect.gen(function* () {
           const current = yield* locked(labId, id)
           const { dataset, changed } = patched(current, patch)
@@ -101,7 +99,7 @@ export class Datasets extends Effect.Service<Datasets>()("Datasets", {
       )
 
     const remove = (labId: LabId, id: DatasetId, actor: string) =>
-      inTransaction(
+      inTransaction(sql)(
         Effect.gen(function* () {
           const current = yield* orNotFound(RESOURCE, id)(repo.remove(labId, id))
           yield* note(current, "dataset.deleted", actor, `Dataset “${current.name}” deleted`)

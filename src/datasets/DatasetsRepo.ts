@@ -1,7 +1,6 @@
 import { Effect, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"
-import type { LabId } from "../labs/LabId.js"
 import { Dataset } from "./Dataset.js"
 
 const { rows: _rows, ...stored } = Dataset.fields
@@ -26,16 +25,10 @@ export interface DatasetFilter extends PageQuery {
 export class DatasetsRepo extends Effect.Service<DatasetsRepo>()("DatasetsRepo", {
   effect: Effect.map(makeLabTable({ table: "datasets", row: Row, columns }), (table) => ({
     ...table,
-    list: (labId: LabId, filter: DatasetFilter) =>
-      table.page(
-        labId,
-        (where) => [
-          where.eq("format", filter.format),
-          where.hasTag("tags", filter.tag),
-          where.createdFrom(filter.from),
-          where.createdBefore(filter.to)
-        ],
-        filter
-      )
+    list: table.listBy((where, filter: DatasetFilter) => [
+      where.eq("format", filter.format),
+      where.hasTag("tags", filter.tag),
+      where.created(filter)
+    ])
   }))
 }) {}

@@ -27,8 +27,8 @@ interface Row {
 export interface Where {
   readonly eq: (column: string, value: unknown) => Fragment
   readonly hasTag: (column: string, tag: string | undefined) => Fragment
-  readonly createdFrom: (date: Date | undefined) => Fragment
-  readonly createdBefore: (date: Date | undefined) => Fragment
+  /** created in [from, to): either end may be absent */
+  readonly created: (range: { readonly from?: Date | undefined; readonly to?: Date | undefined }) => Fragment
   readonly sql: SqlClient.SqlClient
 }
 
@@ -43,8 +43,8 @@ export const makeLabTable = <A extends Row, I>(spec: LabTableSpec<A, I>) =>
       sql,
       eq: (column, value) => (value === undefined ? sql`TRUE` : sql`${sql(column)} = ${value}`),
       hasTag: (column, tag) => (tag === undefined ? sql`TRUE` : sql`${sql(column)} @> ${JSON.stringify([tag])}::jsonb`),
-      createdFrom: (date) => (date === undefined ? sql`TRUE` : sql`created_at >= ${date}`),
-      createdBefore: (date) => (date === undefined ? sql`TRUE` : sql`created_at < ${date}`)
+      created: ({ from, to }) =>
+        sql.and([from === undefined ? sql`TRUE` : sql`created_at >= ${from}`, to === undefined ? sql`TRUE` : sql`created_at < ${to}`])
     }
 
     const find = (labId: LabId, id: string): Effect.Effect<Option.Option<A>> =>
@@ -82,7 +82,13 @@ export const makeLabTable = <A extends Row, I>(spec: LabTableSpec<A, I>) =>
         return pageOf(yield* decodeRows(rows), query.limit)
       }).pipe(Effect.orDie)
 
-    return { sql, find, findForUpdate, remove, insert, update, page }
+    /** A list by the conditions its filter gives: `(labId, filter)` pages the lab's rows matching them. */
+    const listBy =
+      <F extends PageQuery>(conditions: (where: Where, filter: F) => ReadonlyArray<Fragment>) =>
+      (labId: LabId, filter: F) =>
+        page(labId, (where) => conditions(where, filter), filter)
+
+    return { sql, find, findForUpdate, remove, insert, update, page, listBy }
   })
 
 export type LabTable<A extends Row> = Effect.Effect.Success<ReturnType<typeof makeLabTable<A, unknown>>>

@@ -8,6 +8,7 @@ import { type CreateTemplate, type Template, TemplateId } from "./Experiment.js"
 import { inTransaction, invalid } from "./Lookups.js"
 import { checkSchema, validateParams } from "./ParamsSchema.js"
 import { TemplatesRepo } from "./TemplatesRepo.js"
+import { insertLogged } from "../activity/Changes.js"
 
 /** A template's schema is one this service enforces, and its defaults satisfy it (but for what is required). */
 const checkTemplate = (input: Omit<CreateTemplate, "labId">) => {
@@ -34,12 +35,8 @@ export class ExperimentTemplates extends Effect.Service<ExperimentTemplates>()("
         yield* checkTemplate(input)
         const now = new Date()
         const template: Template = { id: TemplateId.make(newId("tpl")), labId, ...input, createdAt: now, updatedAt: now }
-        yield* templates.insert(template)
-        yield* activity.record({
-          labId,
+        yield* insertLogged(activity, templates.insert, template, actor, {
           kind: "experiment_template.created",
-          ref: template.id,
-          actor,
           message: `Created experiment template ${template.name}`,
           data: {}
         })

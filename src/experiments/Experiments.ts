@@ -172,14 +172,14 @@ const logMetrics = (deps: Deps, labId: LabId, id: string, points: LogMetrics["po
 export class Experiments extends Effect.Service<Experiments>()("Experiments", {
   dependencies: [ExperimentsRepo.Default, TemplatesRepo.Default, ActivityRepo.Default, Scheduler.Default, References.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* ExperimentsRepo,
-      templates: yield* TemplatesRepo,
-      activity: yield* ActivityRepo,
-      scheduler: yield* Scheduler,
-      references: yield* References
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: ExperimentsRepo,
+      templates: TemplatesRepo,
+      activity: ActivityRepo,
+      scheduler: Scheduler,
+      references: References
+    })
     return {
       list: (labId: LabId, filter: ExperimentFilter) => deps.repo.list(labId, filter),
       get: (labId: LabId, id: ExperimentId) => get(deps, labId, id),

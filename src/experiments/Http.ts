@@ -3,6 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"
 import { ValidationError } from "../http/Errors.js"
+import { created, fetched, listed, writing } from "../http/LabHandlers.js"
 import { type LabScope, LabRequests } from "../http/LabRequests.js"
 import { pageQuery, pageQueryWith } from "../http/Pagination.js"
 import { Experiment, type ExperimentId, Queue, type QueueRequest } from "./Experiment.js"
@@ -62,40 +63,28 @@ export const ExperimentsHttp = HttpApiBuilder.group(Api, "experiments", (handler
     const finish =
       (to: Finish) =>
       ({ path, payload }: { readonly path: { readonly id: ExperimentId }; readonly payload: { readonly labId: string; readonly reason?: string | undefined } }) =>
-        lab.write(payload.labId, (scope) => experiments.finish(scope.labId, path.id, to, payload.reason, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, payload.labId, (scope) => experiments.finish(scope.labId, path.id, to, payload.reason, scope.actor))
 
     return handlers
-      .handle("list", ({ urlParams: { labId, limit, cursor, ...filter } }) =>
-        lab.read(labId, (scope) =>
-          Effect.flatMap(pageQuery({ limit, cursor }), (page) => experiments.list(scope.labId, { ...page, ...filter }))
-        ).pipe(Effect.flatMap(okPage))
-      )
-      .handle("create", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => experiments.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("get", ({ path, urlParams }) =>
-        lab.read(urlParams.labId, (scope) => experiments.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
-      )
+      .handle("list", ({ urlParams }) => listed(lab, urlParams, experiments.list))
+      .handle("create", ({ payload }) => created(lab, payload, experiments.create))
+      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, experiments.get))
       .handle("update", ({ path, payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => experiments.update(scope.labId, path.id, input, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, labId, (scope) => experiments.update(scope.labId, path.id, input, scope.actor))
       )
       .handle("cancel", finish("cancelled"))
       .handle("complete", finish("completed"))
       .handle("fail", finish("failed"))
       .handle("logMetrics", ({ path, payload }) =>
-        lab.write(payload.labId, (scope) => experiments.logMetrics(scope.labId, path.id, payload.points, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, payload.labId, (scope) => experiments.logMetrics(scope.labId, path.id, payload.points, scope.actor))
       )
       .handle("listMetrics", ({ path, urlParams: { labId, key, ...page } }) =>
         lab.read(labId, (scope) => metricsPage(experiments, scope, path.id, key, page))
       )
-      .handle("listTemplates", ({ urlParams: { labId, ...page } }) =>
-        lab.read(labId, (scope) => Effect.flatMap(pageQuery(page), (page) => templates.list(scope.labId, page))).pipe(Effect.flatMap(okPage))
+      .handle("listTemplates", ({ urlParams }) => listed(lab, urlParams, templates.list)
       )
-      .handle("createTemplate", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => templates.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("listQueues", ({ urlParams: { labId, ...page } }) =>
-        lab.read(labId, (scope) => Effect.flatMap(pageQuery(page), (page) => queues.list(scope.labId, page))).pipe(Effect.flatMap(okPage))
+      .handle("createTemplate", ({ payload }) => created(lab, payload, templates.create))
+      .handle("listQueues", ({ urlParams }) => listed(lab, urlParams, queues.list)
       )
       .handle("queue", ({ payload: { labId, ...request } }) => lab.write(labId, (scope) => queueOrEnqueue(queues, scope, request)))
       .handle("listCosts", ({ urlParams: { labId, limit, cursor, ...filter } }) =>
@@ -107,8 +96,6 @@ export const ExperimentsHttp = HttpApiBuilder.group(Api, "experiments", (handler
           return { ...body, meta: { ...body.meta, totals } }
         })
       )
-      .handle("createCost", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => costs.record(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
+      .handle("createCost", ({ payload }) => created(lab, payload, costs.record))
   })
 )

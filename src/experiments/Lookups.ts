@@ -1,6 +1,7 @@
 import type { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { InvalidField } from "../common/DomainErrors.js"
+import { inTransaction as transactionOf } from "../db/Transaction.js"
 
 /**
  * What the experiment services share: a missing resource of a path is 404 (`orNotFound` of DomainErrors), one a
@@ -8,10 +9,7 @@ import { InvalidField } from "../common/DomainErrors.js"
  */
 
 /** Run in a transaction of the client `sql`; a database failure is a defect. */
-export const inTransaction =
-  ({ sql }: { readonly sql: SqlClient.SqlClient }) =>
-  <A, E>(effect: Effect.Effect<A, E>) =>
-    effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+export const inTransaction = ({ sql }: { readonly sql: SqlClient.SqlClient }) => transactionOf(sql)
 
 /** A problem as ParamsSchema phrases it: `params.lr: must be…` names its field; any other is one of `field`. */
 export const invalid = (field: string, message: string): InvalidField => {

@@ -130,13 +130,13 @@ const finishIn = (deps: Deps, experiment: Experiment, to: Finish, reason: string
 export class Scheduler extends Effect.Service<Scheduler>()("ExperimentScheduler", {
   dependencies: [ExperimentsRepo.Default, CostsRepo.Default, PodsRepo.Default, ActivityRepo.Default],
   scoped: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* ExperimentsRepo,
-      costs: yield* CostsRepo,
-      pods: yield* PodsRepo,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: ExperimentsRepo,
+      costs: CostsRepo,
+      pods: PodsRepo,
+      activity: ActivityRepo
+    })
     const wakeups = yield* Queue.sliding<void>(1)
 
     const pass = Effect.gen(function* () {

@@ -7,6 +7,7 @@ import { References } from "../common/References.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateFigure, type Figure, FigureId, mediaTypeOf, type UpdateFigure } from "./Figure.js"
 import { type FigureFilter, FiguresRepo } from "./FiguresRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 const RESOURCE = "figure"
 
@@ -56,9 +57,6 @@ export class Figures extends Effect.Service<Figures>()("Figures", {
     const checkExperiment = (labId: LabId, experimentId: string | null | undefined) =>
       experimentId === null || experimentId === undefined ? Effect.void : references.require(labId, "experimentId", "experiment", [experimentId])
 
-    const inTransaction = <A, E, R>(self: Effect.Effect<A, E, R>) =>
-      self.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
-
     const note = (figure: Figure, kind: string, actor: string, message: string, data: Record<string, unknown> = {}) =>
       activity.record({ labId: figure.labId, kind, ref: figure.id, actor, message, data: { source: figure.source, ...data } })
 
@@ -67,7 +65,7 @@ export class Figures extends Effect.Service<Figures>()("Figures", {
 
     const create = (labId: LabId, input: Omit<CreateFigure, "labId">, actor: string) => {
       const figure = newFigure(labId, input)
-      return inTransaction(
+      return inTransaction(sql)(
         Effect.gen(function* () {
           yield* checkExperiment(labId, figure.experimentId)
           yield* repo.insert(figure)
@@ -81,7 +79,7 @@ export class Figures extends Effect.Service<Figures>()("Figures", {
 
     /** Title, caption and experiment of any figure; the file of a git figure is the repository's. */
     const update = (labId: LabId, id: FigureId, patch: Omit<UpdateFigure, "labId">, actor: string) =>
-      inTransaction(
+      inTransaction(sql)(
         Effect.gen(function* () {
           const current = yield* locked(labId, id)
           if (patch.experimentId !== current.experimentId) yield* checkExperiment(labId, patch.experimentId)
@@ -95,7 +93,7 @@ export class Figures extends Effect.Service<Figures>()("Figures", {
 
     /** Registered figures only: a git figure goes away when its file is deleted in the repository (409). */
     const remove = (labId: LabId, id: FigureId, actor: string) =>
-      inTransaction(
+      inTransaction(sql)(
         Effect.gen(function* () {
           const current = yield* locked(labId, id)
           if (current.source === "git") {

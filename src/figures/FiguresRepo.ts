@@ -3,7 +3,6 @@ import { Effect, Option, Schema } from "effect"
 import { newId } from "../common/Ids.js"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"
-import type { LabId } from "../labs/LabId.js"
 import { Figure, FigureId, type FigureSource, type GitFigureFile, mediaTypeOf } from "./Figure.js"
 
 const { commit: _commit, ...stored } = Figure.fields
@@ -111,17 +110,11 @@ const gitFigure = (sql: SqlClient.SqlClient, labId: string, path: string) =>
 export class FiguresRepo extends Effect.Service<FiguresRepo>()("FiguresRepo", {
   effect: Effect.map(makeLabTable({ table: "figures", row: Row, columns }), (table) => ({
     ...table,
-    list: (labId: LabId, filter: FigureFilter) =>
-      table.page(
-        labId,
-        (where) => [
-          where.eq("source", filter.source),
-          where.eq("experiment_id", filter.experimentId),
-          where.createdFrom(filter.from),
-          where.createdBefore(filter.to)
-        ],
-        filter
-      ),
+    list: table.listBy((where, filter: FigureFilter) => [
+      where.eq("source", filter.source),
+      where.eq("experiment_id", filter.experimentId),
+      where.created(filter)
+    ]),
     gitFigure: (labId: string, path: string) => gitFigure(table.sql, labId, path),
     upsertGit: (labId: string, commit: string, found: ReadonlyArray<GitFigureFile>) => upsertGit(table.sql, labId, commit, found),
     removeGit: (labId: string, paths: ReadonlyArray<string>) => removeGit(table.sql, labId, paths),

@@ -1,13 +1,14 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, removeLogged } from "../activity/Changes.js"
+import { changedFields, insertLogged, removeLogged } from "../activity/Changes.js"
 import { orNotFound } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateKnowledge, type KnowledgeEntry, KnowledgeId, type Source, type UpdateKnowledge } from "./Knowledge.js"
 import { type KnowledgeFilter, KnowledgeRepo } from "./KnowledgeRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 const FIELDS = ["title", "body", "sources", "tags"] as const
 
@@ -45,17 +46,13 @@ const create = (
     yield* checkSources(references, labId, input.sources)
     const now = new Date()
     const entry: KnowledgeEntry = { id: KnowledgeId.make(newId("kn")), labId, ...input, createdAt: now, updatedAt: now }
-    yield* repo.insert(entry)
-    yield* activity.record({
-      labId,
+    yield* insertLogged(activity, repo.insert, entry, actor, {
       kind: "knowledge.created",
-      ref: entry.id,
-      actor,
       message: `Added knowledge: ${entry.title}`,
       data: { title: entry.title, tags: entry.tags, ...data }
     })
     return entry
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const update = (
   { sql, repo, activity, references }: Deps,
@@ -89,7 +86,7 @@ const update = (
       data: { changed }
     })
     return updated
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const remove = (deps: Deps, labId: LabId, id: KnowledgeId, actor: string) =>
   removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({
@@ -102,12 +99,12 @@ const remove = (deps: Deps, labId: LabId, id: KnowledgeId, actor: string) =>
 export class KnowledgeBase extends Effect.Service<KnowledgeBase>()("KnowledgeBase", {
   dependencies: [KnowledgeRepo.Default, ActivityRepo.Default, References.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* KnowledgeRepo,
-      activity: yield* ActivityRepo,
-      references: yield* References
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: KnowledgeRepo,
+      activity: ActivityRepo,
+      references: References
+    })
     return {
       list: (labId: LabId, filter: KnowledgeFilter) => deps.repo.list(labId, filter),
       get: (labId: LabId, id: KnowledgeId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),

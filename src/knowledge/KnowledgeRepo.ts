@@ -1,7 +1,6 @@
 import { Effect, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"
-import type { LabId } from "../labs/LabId.js"
 import { KnowledgeEntry } from "./Knowledge.js"
 
 export interface KnowledgeFilter extends PageQuery {
@@ -22,12 +21,7 @@ export class KnowledgeRepo extends Effect.Service<KnowledgeRepo>()("KnowledgeRep
       ...table,
       insert: (entry: KnowledgeEntry) => Effect.orDie(table.insert(entry)),
       update: (entry: KnowledgeEntry) => Effect.orDie(table.update(entry)),
-      list: (labId: LabId, filter: KnowledgeFilter) =>
-        table.page(
-          labId,
-          (where) => [where.hasTag("tags", filter.tag), where.createdFrom(filter.from), where.createdBefore(filter.to)],
-          filter
-        )
+      list: table.listBy((where, filter: KnowledgeFilter) => [where.hasTag("tags", filter.tag), where.created(filter)])
     })
   )
 }) {}

@@ -7,6 +7,7 @@ import { newId } from "../common/Ids.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateMemory, type MemoryEntry, MemoryId } from "./Memory.js"
 import { type MemoryFilter, MemoryRepo } from "./MemoryRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 const preview = (content: string) => {
   const line = content.trim().split("\n")[0] ?? ""
@@ -41,7 +42,7 @@ export class Memories extends Effect.Service<Memories>()("Memories", {
           data: { agentId: agent.id, kind: entry.kind, importance: entry.importance }
         })
         return entry
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction(sql))
 
     const remove = (labId: LabId, id: MemoryId, actor: string) =>
       Effect.gen(function* () {
@@ -55,7 +56,7 @@ export class Memories extends Effect.Service<Memories>()("Memories", {
           data: { entryOf: deleted.agentId, kind: deleted.kind }
         })
         return deleted
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction(sql))
 
     return { list: (labId: LabId, filter: MemoryFilter) => repo.list(labId, filter), get, create, remove }
   })

@@ -1,7 +1,6 @@
 import { Effect, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"
-import type { LabId } from "../labs/LabId.js"
 import { MemoryEntry, type MemoryKind } from "./Memory.js"
 
 export interface MemoryFilter extends PageQuery {
@@ -21,18 +20,12 @@ export class MemoryRepo extends Effect.Service<MemoryRepo>()("MemoryRepo", {
     }),
     (table) => ({
       ...table,
-      list: (labId: LabId, filter: MemoryFilter) =>
-        table.page(
-          labId,
-          (where) => [
-            where.eq("agent_id", filter.agentId),
-            where.eq("kind", filter.kind),
-            where.hasTag("tags", filter.tag),
-            where.createdFrom(filter.from),
-            where.createdBefore(filter.to)
-          ],
-          filter
-        )
+      list: table.listBy((where, filter: MemoryFilter) => [
+        where.eq("agent_id", filter.agentId),
+        where.eq("kind", filter.kind),
+        where.hasTag("tags", filter.tag),
+        where.created(filter)
+      ])
     })
   )
 }) {}

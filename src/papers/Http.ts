@@ -2,8 +2,9 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { Api } from "../Api.js"
 import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"
+import { created, fetched, listed, removed, updated, writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { cursorFromString, pageQuery, pageQueryWith } from "../http/Pagination.js"
+import { cursorFromString, pageQueryWith } from "../http/Pagination.js"
 import { Paper } from "./Paper.js"
 import { Papers } from "./Papers.js"
 
@@ -19,23 +20,11 @@ export const PapersHttp = HttpApiBuilder.group(Api, "papers", (handlers) =>
     const lab = yield* LabRequests
     const papers = yield* Papers
     return handlers
-      .handle("list", ({ urlParams: { labId, status, from, to, ...page } }) =>
-        lab.read(labId, (scope) =>
-          Effect.flatMap(pageQuery(page), (query) => papers.list(scope.labId, { ...query, status, from, to }))
-        ).pipe(Effect.flatMap(okPage))
-      )
-      .handle("create", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => papers.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("get", ({ path, urlParams }) =>
-        lab.read(urlParams.labId, (scope) => papers.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
-      )
-      .handle("update", ({ path, payload: { labId, ...patch } }) =>
-        lab.write(labId, (scope) => papers.update(scope.labId, path.id, patch, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("delete", ({ path, urlParams }) =>
-        lab.write(urlParams.labId, (scope) => papers.remove(scope.labId, path.id, scope.actor)).pipe(Effect.flatMap(ok))
-      )
+      .handle("list", ({ urlParams }) => listed(lab, urlParams, papers.list))
+      .handle("create", ({ payload }) => created(lab, payload, papers.create))
+      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, papers.get))
+      .handle("update", ({ path, payload }) => updated(lab, path.id, payload, papers.update))
+      .handle("delete", ({ path, urlParams }) => removed(lab, urlParams.labId, path.id, papers.remove))
       .handle("versions", ({ path, urlParams: { labId, ...page } }) =>
         lab.read(labId, (scope) =>
           Effect.gen(function* () {
@@ -55,7 +44,7 @@ export const PapersHttp = HttpApiBuilder.group(Api, "papers", (handlers) =>
         })
       )
       .handle("transition", ({ path, payload: { labId, to, note } }) =>
-        lab.write(labId, (scope) => papers.moveTo(scope.labId, path.id, to, note, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, labId, (scope) => papers.moveTo(scope.labId, path.id, to, note, scope.actor))
       )
   })
 )

@@ -1,10 +1,9 @@
-import type { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
 import type { ActivityRepo } from "../activity/ActivityRepo.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import type { LoopStep, Paper, PaperId, PaperStatus } from "./Paper.js"
 import type { PapersRepo } from "./PapersRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** What Papers.ts and PublishLoop.ts share: activity entries of a paper, a paper locked or 404, a 409 about it. */
 
@@ -37,10 +36,7 @@ export const lockedOrNotFound = (repo: PapersRepo) => (labId: LabId, id: PaperId
 export const conflict = (id: PaperId, problem: string) => new StateConflict({ resource: RESOURCE, id, problem })
 
 /** Runs an effect in one transaction; a database failure is a defect. */
-export const transactional =
-  (sql: SqlClient.SqlClient) =>
-  <A, E, R>(self: Effect.Effect<A, E, R>) =>
-    self.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+export const transactional = inTransaction
 
 /** One step of a publish loop run, as the paper records it. */
 export const step = (

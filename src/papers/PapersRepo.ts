@@ -98,7 +98,7 @@ export class PapersRepo extends Effect.Service<PapersRepo>()("PapersRepo", {
     const list = (labId: LabId, filter: PaperFilter) =>
       table.page(
         labId,
-        (where) => [where.eq("status", filter.status), where.createdFrom(filter.from), where.createdBefore(filter.to)],
+        (where) => [where.eq("status", filter.status), where.created(filter)],
         filter
       )
 

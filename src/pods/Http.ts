@@ -1,9 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { created, fetched, listed, removed, writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { pageQuery } from "../http/Pagination.js"
 import { Pods } from "./Pods.js"
 
 export const PodsHttp = HttpApiBuilder.group(Api, "pods", (handlers) =>
@@ -11,25 +10,15 @@ export const PodsHttp = HttpApiBuilder.group(Api, "pods", (handlers) =>
     const lab = yield* LabRequests
     const pods = yield* Pods
     return handlers
-      .handle("list", ({ urlParams: { labId, status, ...page } }) =>
-        lab.read(labId, (scope) => Effect.flatMap(pageQuery(page), (query) => pods.list(scope.labId, { ...query, status }))).pipe(
-          Effect.flatMap(okPage)
-        )
-      )
-      .handle("create", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => pods.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("get", ({ path, urlParams }) =>
-        lab.read(urlParams.labId, (scope) => pods.get(scope.labId, path.podId)).pipe(Effect.flatMap(ok))
-      )
-      .handle("delete", ({ path, urlParams }) =>
-        lab.write(urlParams.labId, (scope) => pods.remove(scope.labId, path.podId, scope.actor)).pipe(Effect.flatMap(ok))
-      )
+      .handle("list", ({ urlParams }) => listed(lab, urlParams, pods.list))
+      .handle("create", ({ payload }) => created(lab, payload, pods.create))
+      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.podId, pods.get))
+      .handle("delete", ({ path, urlParams }) => removed(lab, urlParams.labId, path.podId, pods.remove))
       .handle("start", ({ path, payload }) =>
-        lab.write(payload.labId, (scope) => pods.start(scope.labId, path.podId, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, payload.labId, (scope) => pods.start(scope.labId, path.podId, scope.actor))
       )
       .handle("stop", ({ path, payload }) =>
-        lab.write(payload.labId, (scope) => pods.stop(scope.labId, path.podId, scope.actor)).pipe(Effect.flatMap(ok))
+        writing(lab, payload.labId, (scope) => pods.stop(scope.labId, path.podId, scope.actor))
       )
   })
 )

@@ -5,6 +5,7 @@ import type { Scheduler } from "../experiments/Scheduler.js"
 import type { Pod, PodStatus } from "./Pod.js"
 import type { Observed, PodProviderShape, ProviderPod } from "./PodProvider.js"
 import type { PodsRepo } from "./PodsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /**
  * What happens to a pod by itself, as the provider observes it: each is one transaction that changes the row
@@ -32,15 +33,14 @@ export const providerPod = (pod: Pod): ProviderPod => ({
   providerRef: pod.providerRef
 })
 
-const inTransaction = <A, E>(deps: PodEventDeps, effect: Effect.Effect<A, E>) =>
-  effect.pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+const transaction = <A, E>(deps: PodEventDeps, effect: Effect.Effect<A, E>) => inTransaction(deps.sql)(effect)
 
 /** An activity entry of the system about the pod. */
 const record = (deps: PodEventDeps, pod: Pod, kind: string, message: string, data: Record<string, unknown>) =>
   deps.activity.record({ labId: pod.labId, kind, ref: pod.id, actor: SYSTEM, message, data })
 
 export const markRunning = (deps: PodEventDeps, pod: Pod, ref: string) =>
-  inTransaction(
+  transaction(
     deps,
     Effect.gen(function* () {
       if (!(yield* deps.repo.update(pod.id, { status: "running" }, ["starting"], ref))) return false
@@ -57,7 +57,7 @@ export const markFailed = (
   ref: string | undefined,
   failure: { readonly exitCode: number | null; readonly message: string }
 ) =>
-  inTransaction(
+  transaction(
     deps,
     Effect.gen(function* () {
       const change = { status: "failed" as const, exitCode: failure.exitCode, lastError: failure.message }
@@ -81,7 +81,7 @@ export const markStopped = (
   at: Date,
   message: string
 ) =>
-  inTransaction(
+  transaction(
     deps,
     Effect.gen(function* () {
       if (!(yield* deps.repo.update(pod.id, { status: "stopped" }, from, ref))) return false
@@ -95,7 +95,7 @@ export const markStopped = (
 
 /** A stopped pod wanted running goes back to starting (the driver then launches it). */
 export const restartIn = (deps: PodEventDeps, pod: Pod, message: string) =>
-  inTransaction(
+  transaction(
     deps,
     Effect.gen(function* () {
       if (!(yield* deps.repo.update(pod.id, { status: "starting", exitCode: null, lastError: null }, ["stopped"]))) return false

@@ -12,6 +12,8 @@ import { PodDriver } from "./PodDriver.js"
 import { providerPod } from "./PodEvents.js"
 import { PodProvider } from "./PodProvider.js"
 import { type PodFilter, PodsRepo, type StatusChange } from "./PodsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
+import { insertLogged } from "../activity/Changes.js"
 
 const RESOURCE = "pod"
 
@@ -119,19 +121,14 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
     const deps: Deps = { repo: yield* PodsRepo, activity: yield* ActivityRepo, quotas: yield* Quotas }
     const { repo, activity } = deps
 
-    const inTransaction = <A, E>(effect: Effect.Effect<A, E>) =>
-      effect.pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+    const transaction = inTransaction(sql)
 
     const create = (labId: LabId, input: Omit<CreatePod, "labId">, actor: string) =>
-      inTransaction(
+      transaction(
         Effect.gen(function* () {
           const pod = newPod(labId, input, provider.name)
-          yield* repo.insert(pod)
-          yield* activity.record({
-            labId,
+          yield* insertLogged(activity, repo.insert, pod, actor, {
             kind: "pod.created",
-            ref: pod.id,
-            actor,
             message: `Created pod ${input.name}`,
             data: { gpu: input.gpu, costPerHour: input.costPerHour, currency: input.currency }
           })
@@ -147,7 +144,7 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
         yield* provider.remove(providerPod(pod)).pipe(
           Effect.mapError((e) => new BadGateway({ message: `the pod provider could not release pod ${id}: ${e.message}` }))
         )
-        return yield* inTransaction(
+        return yield* transaction(
           Effect.gen(function* () {
             const current = yield* locked(deps, labId, id)
             yield* deletable(current)
@@ -173,14 +170,14 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
       /** Start: 202 with `starting` (or the state it is already in). Safe to repeat. */
       start: (labId: LabId, id: PodId, actor: string) =>
         Effect.gen(function* () {
-          const { pod, launched } = yield* inTransaction(start(deps, labId, id, actor))
+          const { pod, launched } = yield* transaction(start(deps, labId, id, actor))
           if (launched) yield* driver.drive("start", id)
           return pod
         }),
       /** Stop: 202 with `stopping` (or `stopped`). Safe to repeat. */
       stop: (labId: LabId, id: PodId, actor: string) =>
         Effect.gen(function* () {
-          const { pod, halting } = yield* inTransaction(stop(deps, labId, id, actor))
+          const { pod, halting } = yield* transaction(stop(deps, labId, id, actor))
           if (halting) yield* driver.drive("stop", id)
           return pod
         }),

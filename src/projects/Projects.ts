@@ -22,6 +22,7 @@ import {
 } from "./Project.js"
 import { type ProjectFilter, ProjectsRepo } from "./ProjectsRepo.js"
 import { References } from "../common/References.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** How status changes are logged. */
 const LOG: LifecycleLog<ProjectStatus> = {
@@ -73,7 +74,7 @@ const create = ({ sql, repo, activity }: Deps, labId: LabId, input: Omit<CreateP
     })
     const created: ProjectDetail = { ...project, items: [] }
     return created
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** The project as the patch leaves it, once its lifecycle and the name allow it. */
 const patched = (repo: ProjectsRepo, labId: LabId, current: Project, patch: Omit<UpdateProject, "labId">) =>
@@ -102,7 +103,7 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ProjectId, patc
     yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
     yield* activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.name, current.status, updated.status, changed) })
     return yield* detail(repo, updated)
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 const remove = ({ sql, repo, activity }: Deps, labId: LabId, id: ProjectId, actor: string) =>
   Effect.gen(function* () {
@@ -118,7 +119,7 @@ const remove = ({ sql, repo, activity }: Deps, labId: LabId, id: ProjectId, acto
       data: { name: deleted.name, status: deleted.status, items: deleted.items.length }
     })
     return deleted
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** The project, locked, if items may be added or removed: 409 once it is completed or archived. */
 const openProject = (repo: ProjectsRepo, labId: LabId, id: ProjectId) =>
@@ -153,7 +154,7 @@ const addItem = (deps: Deps, labId: LabId, projectId: ProjectId, input: Omit<Add
       data: { itemId: item.id, kind: item.kind, itemRef: item.ref }
     })
     return item
-  }).pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(deps.sql))
 
 const removeItem = ({ sql, repo, activity }: Deps, labId: LabId, projectId: ProjectId, itemId: string, actor: string) =>
   Effect.gen(function* () {
@@ -175,18 +176,18 @@ const removeItem = ({ sql, repo, activity }: Deps, labId: LabId, projectId: Proj
       data: { itemId: item.id, kind: item.kind, itemRef: item.ref }
     })
     return item
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** Projects group the lab's experiments, papers and tasks: active ⇄ paused → completed → archived (final). */
 export class Projects extends Effect.Service<Projects>()("Projects", {
   dependencies: [ProjectsRepo.Default, References.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* ProjectsRepo,
-      references: yield* References,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: ProjectsRepo,
+      references: References,
+      activity: ActivityRepo
+    })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ProjectFilter) => repo.list(labId, filter),

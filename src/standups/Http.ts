@@ -1,9 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { created, fetched, listed } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { pageQuery } from "../http/Pagination.js"
 import { Standups } from "./Standups.js"
 
 export const StandupsHttp = HttpApiBuilder.group(Api, "standups", (handlers) =>
@@ -11,16 +10,8 @@ export const StandupsHttp = HttpApiBuilder.group(Api, "standups", (handlers) =>
     const lab = yield* LabRequests
     const standups = yield* Standups
     return handlers
-      .handle("list", ({ urlParams: { labId, limit, cursor, ...filter } }) =>
-        lab.read(labId, (scope) =>
-          Effect.flatMap(pageQuery({ limit, cursor }), (page) => standups.list(scope.labId, { ...page, ...filter }))
-        ).pipe(Effect.flatMap(okPage))
-      )
-      .handle("create", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => standups.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("get", ({ path, urlParams }) =>
-        lab.read(urlParams.labId, (scope) => standups.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
-      )
+      .handle("list", ({ urlParams }) => listed(lab, urlParams, standups.list))
+      .handle("create", ({ payload }) => created(lab, payload, standups.create))
+      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, standups.get))
   })
 )

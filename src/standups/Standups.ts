@@ -8,6 +8,7 @@ import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import { type Author, type CreateStandup, type Standup, StandupId } from "./Standup.js"
 import { type StandupFilter, StandupsRepo } from "./StandupsRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 const DAY_MILLIS = 86_400_000
 const today = (now: Date) => now.toISOString().slice(0, 10)
@@ -72,18 +73,18 @@ const create = ({ sql, repo, agents, activity }: Deps, labId: LabId, input: Omit
       }
     })
     return standup
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** Daily standups of the lab's members and agents: one per author and day. */
 export class Standups extends Effect.Service<Standups>()("Standups", {
   dependencies: [StandupsRepo.Default, Agents.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* StandupsRepo,
-      agents: yield* Agents,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: StandupsRepo,
+      agents: Agents,
+      activity: ActivityRepo
+    })
     return {
       list: (labId: LabId, filter: StandupFilter) => deps.repo.list(labId, filter),
       get: (labId: LabId, id: StandupId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),

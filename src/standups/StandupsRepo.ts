@@ -57,17 +57,12 @@ export class StandupsRepo extends Effect.Service<StandupsRepo>()("StandupsRepo",
       find: table.find,
       /** Fails with the SqlError of a unique violation when the author has a standup that day. */
       insert: table.insert,
-      list: (labId: LabId, filter: StandupFilter) =>
-        table.page(
-          labId,
-          (where) => [
-            filter.from === undefined ? sql`TRUE` : sql`day >= ${filter.from}`,
-            filter.to === undefined ? sql`TRUE` : sql`day < ${filter.to}`,
-            where.eq("author_kind", filter.authorKind),
-            where.eq("author_id", filter.authorId)
-          ],
-          filter
-        ),
+      list: table.listBy((where, filter: StandupFilter) => [
+        filter.from === undefined ? sql`TRUE` : sql`day >= ${filter.from}`,
+        filter.to === undefined ? sql`TRUE` : sql`day < ${filter.to}`,
+        where.eq("author_kind", filter.authorKind),
+        where.eq("author_id", filter.authorId)
+      ]),
       findByAuthor: (labId: LabId, author: Standup["author"], day: string): Effect.Effect<Option.Option<Standup>> =>
         Effect.orDie(findByAuthor({ labId, kind: author.kind, authorId: author.id, day }))
     }

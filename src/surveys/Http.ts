@@ -1,9 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { created, fetched, listed, removed, updated } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { pageQuery } from "../http/Pagination.js"
 import { Surveys } from "./Surveys.js"
 
 export const SurveysHttp = HttpApiBuilder.group(Api, "surveys", (handlers) =>
@@ -11,22 +10,10 @@ export const SurveysHttp = HttpApiBuilder.group(Api, "surveys", (handlers) =>
     const lab = yield* LabRequests
     const surveys = yield* Surveys
     return handlers
-      .handle("list", ({ urlParams: { labId, limit, cursor, ...filter } }) =>
-        lab.read(labId, (scope) =>
-          Effect.flatMap(pageQuery({ limit, cursor }), (page) => surveys.list(scope.labId, { ...page, ...filter }))
-        ).pipe(Effect.flatMap(okPage))
-      )
-      .handle("create", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => surveys.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("get", ({ path, urlParams }) =>
-        lab.read(urlParams.labId, (scope) => surveys.get(scope.labId, path.id)).pipe(Effect.flatMap(ok))
-      )
-      .handle("update", ({ path, payload: { labId, ...patch } }) =>
-        lab.write(labId, (scope) => surveys.update(scope.labId, path.id, patch, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("delete", ({ path, urlParams }) =>
-        lab.write(urlParams.labId, (scope) => surveys.remove(scope.labId, path.id, scope.actor)).pipe(Effect.flatMap(ok))
-      )
+      .handle("list", ({ urlParams }) => listed(lab, urlParams, surveys.list))
+      .handle("create", ({ payload }) => created(lab, payload, surveys.create))
+      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, surveys.get))
+      .handle("update", ({ path, payload }) => updated(lab, path.id, payload, surveys.update))
+      .handle("delete", ({ path, urlParams }) => removed(lab, urlParams.labId, path.id, surveys.remove))
   })
 )

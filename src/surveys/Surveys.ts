@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, changeEntry, type LifecycleLog, removeLogged } from "../activity/Changes.js"
+import { changedFields, changeEntry, insertLogged, removeLogged, type LifecycleLog } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -9,6 +9,7 @@ import { transition } from "../common/StateMachine.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateSurvey, type Survey, SurveyId, SurveyLifecycle, type SurveyStatus, type UpdateSurvey } from "./Survey.js"
 import { type SurveyFilter, SurveysRepo } from "./SurveysRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** How status changes are logged. */
 const LOG: LifecycleLog<SurveyStatus> = {
@@ -41,17 +42,13 @@ const create = ({ sql, repo, references, activity }: Deps, labId: LabId, input: 
     const now = new Date()
     const id = SurveyId.make(newId("srv"))
     const survey: Survey = { id, labId, ...input, linkedPaperIds, status: "draft", createdAt: now, updatedAt: now }
-    yield* repo.insert(survey)
-    yield* activity.record({
-      labId,
+    yield* insertLogged(activity, repo.insert, survey, actor, {
       kind: "survey.created",
-      ref: survey.id,
-      actor,
       message: `Started a survey draft: ${survey.topic}`,
       data: { topic: survey.topic, linkedPaperIds }
     })
     return survey
-  }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(sql))
 
 /** The survey as the patch leaves it, once its lifecycle and the linked papers allow it. */
 const patched = (references: References, labId: LabId, current: Survey, patch: Omit<UpdateSurvey, "labId">) =>
@@ -88,7 +85,7 @@ const update = (deps: Deps, labId: LabId, id: SurveyId, patch: Omit<UpdateSurvey
     yield* deps.repo.update(updated)
     yield* deps.activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.topic, current.status, updated.status, changed) })
     return updated
-  }).pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+  }).pipe(inTransaction(deps.sql))
 
 const remove = (deps: Deps, labId: LabId, id: SurveyId, actor: string) =>
   removeLogged(deps, { labId, resource: RESOURCE, id, actor }, deps.repo.remove(labId, id), (deleted) => ({
@@ -101,12 +98,12 @@ const remove = (deps: Deps, labId: LabId, id: SurveyId, actor: string) =>
 export class Surveys extends Effect.Service<Surveys>()("Surveys", {
   dependencies: [SurveysRepo.Default, References.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* SurveysRepo,
-      references: yield* References,
-      activity: yield* ActivityRepo
-    }
+    const deps: Deps = yield* Effect.all({
+      sql: SqlClient.SqlClient,
+      repo: SurveysRepo,
+      references: References,
+      activity: ActivityRepo
+    })
     return {
       list: (labId: LabId, filter: SurveyFilter) => deps.repo.list(labId, filter),
       get: (labId: LabId, id: SurveyId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),

@@ -1,7 +1,6 @@
 import { Effect, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"
-import type { LabId } from "../labs/LabId.js"
 import { Survey, type SurveyStatus } from "./Survey.js"
 
 export interface SurveyFilter extends PageQuery {
@@ -23,18 +22,12 @@ export class SurveysRepo extends Effect.Service<SurveysRepo>()("SurveysRepo", {
       ...table,
       insert: (survey: Survey) => Effect.orDie(table.insert(survey)),
       update: (survey: Survey) => Effect.orDie(table.update(survey)),
-      list: (labId: LabId, filter: SurveyFilter) =>
-        table.page(
-          labId,
-          (where) => [
-            where.eq("status", filter.status),
-            where.hasTag("tags", filter.tag),
-            where.hasTag("linked_paper_ids", filter.paperId),
-            where.createdFrom(filter.from),
-            where.createdBefore(filter.to)
-          ],
-          filter
-        )
+      list: table.listBy((where, filter: SurveyFilter) => [
+        where.eq("status", filter.status),
+        where.hasTag("tags", filter.tag),
+        where.hasTag("linked_paper_ids", filter.paperId),
+        where.created(filter)
+      ])
     })
   )
 }) {}

@@ -1,9 +1,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { created, listed, removed } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { pageQuery } from "../http/Pagination.js"
 import { Tasks } from "./Tasks.js"
 
 export const TasksHttp = HttpApiBuilder.group(Api, "tasks", (handlers) =>
@@ -11,16 +10,10 @@ export const TasksHttp = HttpApiBuilder.group(Api, "tasks", (handlers) =>
     const lab = yield* LabRequests
     const tasks = yield* Tasks
     return handlers
-      .handle("list", ({ urlParams: { labId, status, ...page } }) =>
-        lab.read(labId, (scope) =>
-          Effect.flatMap(pageQuery(page), (page) => tasks.list(scope.labId, { ...page, status: Option.fromNullable(status) }))
-        ).pipe(Effect.flatMap(okPage))
+      .handle("list", ({ urlParams }) =>
+        listed(lab, urlParams, (labId, { status, ...page }) => tasks.list(labId, { ...page, status: Option.fromNullable(status) }))
       )
-      .handle("create", ({ payload: { labId, ...input } }) =>
-        lab.write(labId, (scope) => tasks.create(scope.labId, input, scope.actor)).pipe(Effect.flatMap(ok))
-      )
-      .handle("delete", ({ path, urlParams }) =>
-        lab.write(urlParams.labId, (scope) => tasks.remove(scope.labId, path.taskId, scope.actor)).pipe(Effect.flatMap(ok))
-      )
+      .handle("create", ({ payload }) => created(lab, payload, tasks.create))
+      .handle("delete", ({ path, urlParams }) => removed(lab, urlParams.labId, path.taskId, tasks.remove))
   })
 )

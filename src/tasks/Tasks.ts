@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { removeLogged } from "../activity/Changes.js"
+import { insertLogged, removeLogged } from "../activity/Changes.js"
 import { newId } from "../common/Ids.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateTask, type Task, TaskId } from "./Task.js"
@@ -19,12 +19,8 @@ export class Tasks extends Effect.Service<Tasks>()("Tasks", {
       const now = new Date()
       const task: Task = { id: TaskId.make(newId("task")), labId, ...input, createdAt: now, updatedAt: now }
       return Effect.gen(function* () {
-        yield* repo.insert(task)
-        yield* activity.record({
-          labId,
+        yield* insertLogged(activity, repo.insert, task, actor, {
           kind: "task.created",
-          ref: task.id,
-          actor,
           message: `Created task ${task.title}`,
           data: { title: task.title, status: task.status, ...data }
         })

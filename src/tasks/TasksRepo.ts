@@ -1,7 +1,6 @@
 import { Effect, Option, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"
-import type { LabId } from "../labs/LabId.js"
 import { Task, type TaskStatus } from "./Task.js"
 
 export interface TaskFilter extends PageQuery {
@@ -14,8 +13,7 @@ export class TasksRepo extends Effect.Service<TasksRepo>()("TasksRepo", {
     (table) => ({
       remove: table.remove,
       insert: (task: Task) => Effect.orDie(table.insert(task)),
-      list: (labId: LabId, filter: TaskFilter) =>
-        table.page(labId, (where) => [where.eq("status", Option.getOrUndefined(filter.status))], filter)
+      list: table.listBy((where, filter: TaskFilter) => [where.eq("status", Option.getOrUndefined(filter.status))])
     })
   )
 }) {}

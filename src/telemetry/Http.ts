@@ -3,7 +3,8 @@ import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { InvalidField } from "../common/DomainErrors.js"
 import { Timestamp } from "../common/Schemas.js"
-import { ok, okPage } from "../http/Envelope.js"
+import { okPage } from "../http/Envelope.js"
+import { writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
 import { Cursor, cursorFromString, pageQueryWith } from "../http/Pagination.js"
 import { Telemetry } from "./Telemetry.js"
@@ -57,7 +58,7 @@ export const TelemetryHttp = HttpApiBuilder.group(Api, "telemetry", (handlers) =
         )
       )
       .handle("ingest", ({ payload: { labId, events } }) =>
-        lab.write(labId, (scope) => telemetry.ingest(scope.labId, scope.actor, events)).pipe(Effect.flatMap(ok))
+        writing(lab, labId, (scope) => telemetry.ingest(scope.labId, scope.actor, events))
       )
   })
 )

@@ -6,6 +6,7 @@ import type { Cursor } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"
 import type { IngestTelemetry, TelemetryAggregate, TelemetryBatch, TelemetryEvent } from "./TelemetryEvent.js"
 import { type AggregateCursor, type AggregateQuery, type StoredEvent, type TelemetryFilter, TelemetryRepo } from "./TelemetryRepo.js"
+import { inTransaction } from "../db/Transaction.js"
 
 /** A page of `limit` items from `rows` (fetched one more), and where the next starts when there is one. */
 const pageAfter = <A, C>(rows: ReadonlyArray<A>, limit: number, cursorOf: (last: A) => C) => {
@@ -62,7 +63,7 @@ export class Telemetry extends Effect.Service<Telemetry>()("Telemetry", {
           data: { count: rows.length, names: names.slice(0, NAMES_IN_ACTIVITY), from: batch.from.toISOString(), to: batch.to.toISOString() }
         })
         return batch
-      }).pipe(sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
+      }).pipe(inTransaction(sql))
 
     const events = (labId: LabId, filter: TelemetryFilter, cursor: Option.Option<Cursor>, limit: number) =>
       Effect.map(repo.events(labId, filter, cursor, limit), (rows) =>
