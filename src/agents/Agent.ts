@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, LabRef, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 
 export const AgentStatus = Schema.Literal("idle", "active", "paused", "retired").annotations({
@@ -15,9 +15,7 @@ export const AgentLifecycle: Transitions<AgentStatus> = {
   retired: []
 }
 
-export const AgentId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("AgentId")).annotations({
-  description: "agent_…"
-})
+export const AgentId = resourceId("AgentId", "agent")
 export type AgentId = typeof AgentId.Type
 
 export const Agent = Schema.Struct({

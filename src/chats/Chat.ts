@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import { KnowledgeEntry } from "../knowledge/Knowledge.js"
 import { Task } from "../tasks/Task.js"
 
@@ -20,9 +20,7 @@ export const Promotion = Schema.Struct({
   at: Timestamp
 }).annotations({ identifier: "ChatPromotion" })
 
-export const ChatId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ChatId")).annotations({
-  description: "chat_…"
-})
+export const ChatId = resourceId("ChatId", "chat")
 export type ChatId = typeof ChatId.Type
 
 export const Chat = Schema.Struct({

@@ -71,3 +71,10 @@ export const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
 
 /** Bounded string tags. */
 export const Tags = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))).pipe(Schema.maxItems(32))
+
+/**
+ * A resource's id as the service issues it (`prefix_…`), branded so one kind
+ * of id cannot stand in for another: `export const TaskId = resourceId("TaskId", "task")`.
+ */
+export const resourceId = <const B extends string>(brand: B, prefix: string) =>
+  Schema.String.pipe(Schema.maxLength(64), Schema.brand(brand)).annotations({ description: `${prefix}_…` })

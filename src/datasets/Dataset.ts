@@ -1,11 +1,9 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Tags, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, Name, resourceId, Tags, Text, Timestamp } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
 import { PageParams } from "../http/Pagination.js"
 
-export const DatasetId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("DatasetId")).annotations({
-  description: "ds_…"
-})
+export const DatasetId = resourceId("DatasetId", "ds")
 export type DatasetId = typeof DatasetId.Type
 
 export const Dataset = Schema.Struct({

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 import { Amount, ByCurrency, CostCategory, Currency } from "../costs/Money.js"
 
@@ -25,24 +25,16 @@ export const JsonObject = (what: string) =>
 
 export const Params = JsonObject("params")
 
-export const ExperimentId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ExperimentId")).annotations({
-  description: "exp_…"
-})
+export const ExperimentId = resourceId("ExperimentId", "exp")
 export type ExperimentId = typeof ExperimentId.Type
 
-export const TemplateId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("TemplateId")).annotations({
-  description: "tpl_…"
-})
+export const TemplateId = resourceId("TemplateId", "tpl")
 export type TemplateId = typeof TemplateId.Type
 
-export const QueueId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("QueueId")).annotations({
-  description: "queue_…"
-})
+export const QueueId = resourceId("QueueId", "queue")
 export type QueueId = typeof QueueId.Type
 
-export const CostId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("CostId")).annotations({
-  description: "cost_…"
-})
+export const CostId = resourceId("CostId", "cost")
 export type CostId = typeof CostId.Type
 
 // ---------------------------------------------------------------------------

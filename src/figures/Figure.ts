@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
 import { PageParams } from "../http/Pagination.js"
 
@@ -32,9 +32,7 @@ export const FigureSource = Schema.Literal("git", "api").annotations({
 })
 export type FigureSource = typeof FigureSource.Type
 
-export const FigureId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("FigureId")).annotations({
-  description: "fig_…"
-})
+export const FigureId = resourceId("FigureId", "fig")
 export type FigureId = typeof FigureId.Type
 
 export const Figure = Schema.Struct({

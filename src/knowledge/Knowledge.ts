@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Tags, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, Name, resourceId, Tags, Text, Timestamp } from "../common/Schemas.js"
 
 export const MAX_KNOWLEDGE_BODY = 100_000
 export const MAX_SOURCES = 50
@@ -37,9 +37,7 @@ export const KnowledgeBody = Text(MAX_KNOWLEDGE_BODY).pipe(
 })
 export const KnowledgeTitle = Name(300)
 
-export const KnowledgeId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("KnowledgeId")).annotations({
-  description: "kn_…"
-})
+export const KnowledgeId = resourceId("KnowledgeId", "kn")
 export type KnowledgeId = typeof KnowledgeId.Type
 
 export const KnowledgeEntry = Schema.Struct({

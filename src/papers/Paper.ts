@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import type { Transitions } from "../common/StateMachine.js"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
 import { PageParams } from "../http/Pagination.js"
 
@@ -83,9 +83,7 @@ export const PaperLoop = Schema.Struct({
 }).annotations({ identifier: "PaperLoop" })
 export type PaperLoop = typeof PaperLoop.Type
 
-export const PaperId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("PaperId")).annotations({
-  description: "paper_…"
-})
+export const PaperId = resourceId("PaperId", "paper")
 export type PaperId = typeof PaperId.Type
 
 export const Paper = Schema.Struct({

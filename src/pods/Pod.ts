@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, LabRef, Name, Timestamp } from "../common/Schemas.js"
+import { Body, LabRef, Name, resourceId, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 import { Amount, Currency } from "../costs/Money.js"
 
@@ -25,9 +25,7 @@ export const PodMachine: Transitions<PodStatus> = {
   failed: ["starting", "stopped"]
 }
 
-export const PodId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("PodId")).annotations({
-  description: "pod_…"
-})
+export const PodId = resourceId("PodId", "pod")
 export type PodId = typeof PodId.Type
 
 export const Pod = Schema.Struct({

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Tags, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, Name, resourceId, Tags, Text, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 
 export const SurveyStatus = Schema.Literal("draft", "in_progress", "completed", "archived").annotations({
@@ -21,9 +21,7 @@ export const PaperIds = Schema.Array(Schema.String.pipe(Schema.minLength(1), Sch
   Schema.maxItems(MAX_LINKED_PAPERS)
 )
 
-export const SurveyId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("SurveyId")).annotations({
-  description: "srv_…"
-})
+export const SurveyId = resourceId("SurveyId", "srv")
 export type SurveyId = typeof SurveyId.Type
 
 export const Survey = Schema.Struct({

@@ -1,11 +1,9 @@
 import { Schema } from "effect"
-import { Body, LabRef, Name, Timestamp } from "../common/Schemas.js"
+import { Body, LabRef, Name, resourceId, Timestamp } from "../common/Schemas.js"
 
 export const TaskStatus = Schema.Literal("todo", "in_progress", "done", "cancelled")
 
-export const TaskId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("TaskId")).annotations({
-  description: "task_…"
-})
+export const TaskId = resourceId("TaskId", "task")
 export type TaskId = typeof TaskId.Type
 
 export const Task = Schema.Struct({
