@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, resourceId, Tags, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Tags, Text } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 
 export const SurveyStatus = Schema.Literal("draft", "in_progress", "completed", "archived").annotations({
@@ -24,17 +24,13 @@ export const PaperIds = Schema.Array(Schema.String.pipe(Schema.minLength(1), Sch
 export const SurveyId = resourceId("SurveyId", "srv")
 export type SurveyId = typeof SurveyId.Type
 
-export const Survey = Schema.Struct({
-  id: SurveyId,
-  labId: Schema.String,
+export const Survey = LabResource(SurveyId, {
   topic: Schema.String,
   question: Schema.String.annotations({ description: "the research question the survey answers" }),
   status: SurveyStatus,
   findings: Schema.String.annotations({ description: "markdown" }),
   linkedPaperIds: Schema.Array(Schema.String),
-  tags: Schema.Array(Schema.String),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  tags: Schema.Array(Schema.String)
 }).annotations({ identifier: "Survey" })
 export type Survey = typeof Survey.Type
 
