@@ -4,7 +4,7 @@ import { LabRef } from "../common/Schemas.js"
 import { CostTotal } from "../costs/Money.js"
 import { Envelope, ListEnvelope, ListMeta } from "../http/Envelope.js"
 import { ConflictWire } from "../http/Errors.js"
-import { createIn, getById, labGroup, listOf, paged, updateById } from "../http/LabEndpoints.js"
+import { createAs, createIn, getById, labGroup, listOf, pageOf, paged, updateById } from "../http/LabEndpoints.js"
 import {
   CostListParams,
   CreateExperiment,
@@ -50,7 +50,10 @@ const action = <N extends string>(name: N, verb: string, summary: string) =>
  */
 export class ExperimentsApi extends HttpApiGroup.make("experiments")
   .add(
-    listOf("/experiments", paged(ExperimentListParams.fields), Experiment).annotate(OpenApi.Summary, "The lab's experiments, newest first")
+    listOf("/experiments", paged(ExperimentListParams.fields), Experiment).annotate(
+      OpenApi.Summary,
+      "The lab's experiments, newest first"
+    )
   )
   .add(
     createIn("/experiments", CreateExperiment, Experiment).annotate(
@@ -60,22 +63,22 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
   )
   // the static paths first in the document; the router prefers them over /experiments/{id} anyway
   .add(
-    HttpApiEndpoint.get("listTemplates", "/experiments/templates")
-      .setUrlParams(paged({ labId: LabRef }))
-      .addSuccess(ListEnvelope(Template))
-      .annotate(OpenApi.Summary, "The lab's experiment templates, newest first")
+    pageOf("listTemplates", "/experiments/templates", paged({ labId: LabRef }), Template).annotate(
+      OpenApi.Summary,
+      "The lab's experiment templates, newest first"
+    )
   )
   .add(
-    HttpApiEndpoint.post("createTemplate", "/experiments/templates")
-      .setPayload(CreateTemplate)
-      .addSuccess(Envelope(Template), { status: 201 })
-      .annotate(OpenApi.Summary, "Create a template: name, description, paramsSchema, defaults")
+    createAs("createTemplate", "/experiments/templates", CreateTemplate, Template).annotate(
+      OpenApi.Summary,
+      "Create a template: name, description, paramsSchema, defaults"
+    )
   )
   .add(
-    HttpApiEndpoint.get("listQueues", "/experiments/queues")
-      .setUrlParams(paged({ labId: LabRef }))
-      .addSuccess(ListEnvelope(Queue))
-      .annotate(OpenApi.Summary, "The lab's queues with their length and waiting time, newest first")
+    pageOf("listQueues", "/experiments/queues", paged({ labId: LabRef }), Queue).annotate(
+      OpenApi.Summary,
+      "The lab's queues with their length and waiting time, newest first"
+    )
   )
   .add(
     HttpApiEndpoint.post("queue", "/experiments/queues")
@@ -94,10 +97,10 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
       .annotate(OpenApi.Summary, "Cost records, newest first, with their totals in meta.totals")
   )
   .add(
-    HttpApiEndpoint.post("createCost", "/experiments/costs")
-      .setPayload(CreateExperimentCost)
-      .addSuccess(Envelope(ExperimentCost), { status: 201 })
-      .annotate(OpenApi.Summary, "Record a cost of an experiment")
+    createAs("createCost", "/experiments/costs", CreateExperimentCost, ExperimentCost).annotate(
+      OpenApi.Summary,
+      "Record a cost of an experiment"
+    )
   )
   .add(getById("/experiments/:id", ExperimentPath, Experiment).annotate(OpenApi.Summary, "One experiment (extension)"))
   .add(

@@ -23,16 +23,29 @@ export const LabQuery = Schema.Struct({ labId: LabRef })
 /** A list's query: its own filters plus `limit` and `cursor`. */
 export const paged = <Fields extends Schema.Struct.Fields>(fields: Fields) => Schema.Struct({ ...fields, ...PageParams })
 
-/** GET path: a page of items, newest first. */
-export const listOf = <Q extends Schema.Schema.Any, Item extends Schema.Schema.Any>(
+/** GET path, named: a page of items, newest first (a group's second list, e.g. its templates). */
+export const pageOf = <const Name extends string, Q extends Schema.Schema.Any, Item extends Schema.Schema.Any>(
+  name: Name,
   path: Path,
   query: UrlParams<Q>,
   item: Item
-) => HttpApiEndpoint.get("list", path).setUrlParams<Q>(query).addSuccess(ListEnvelope(item))
+) => HttpApiEndpoint.get(name, path).setUrlParams<Q>(query).addSuccess(ListEnvelope(item))
 
-/** POST path: create one, 201. */
+/** GET path: the group's "list". */
+export const listOf = <Q extends Schema.Schema.Any, Item extends Schema.Schema.Any>(path: Path, query: UrlParams<Q>, item: Item) =>
+  pageOf("list", path, query, item)
+
+/** POST path, named: create one, 201. */
+export const createAs = <const Name extends string, P extends Schema.Schema.Any, Item extends Schema.Schema.Any>(
+  name: Name,
+  path: Path,
+  payload: P,
+  item: Item
+) => HttpApiEndpoint.post(name, path).setPayload(payload).addSuccess(Envelope(item), { status: 201 })
+
+/** POST path: the group's "create". */
 export const createIn = <P extends Schema.Schema.Any, Item extends Schema.Schema.Any>(path: Path, payload: P, item: Item) =>
-  HttpApiEndpoint.post("create", path).setPayload(payload).addSuccess(Envelope(item), { status: 201 })
+  createAs("create", path, payload, item)
 
 /** GET path/:id?labId=: one item. */
 export const getById = <P extends Schema.Schema.Any, Item extends Schema.Schema.Any>(

@@ -15,10 +15,18 @@ const PaperPath = Schema.Struct({ id: PaperId })
  * transitions (docs/papers.md).
  */
 export class PapersApi extends HttpApiGroup.make("papers")
-  .add(listOf("/papers", PaperListParams, Paper).annotate(OpenApi.Summary, "The lab's papers, newest first, filtered by status and creation time"))
+  .add(
+    listOf("/papers", PaperListParams, Paper).annotate(
+      OpenApi.Summary,
+      "The lab's papers, newest first, filtered by status and creation time"
+    )
+  )
   .add(createIn("/papers", CreatePaper, Paper).annotate(OpenApi.Summary, "Create a paper (a draft, version 1)"))
   .add(
-    getById("/papers/:id", PaperPath, Paper).annotate(OpenApi.Summary, "One paper with its publish-loop state and steps (extension)")
+    getById("/papers/:id", PaperPath, Paper).annotate(
+      OpenApi.Summary,
+      "One paper with its publish-loop state and steps (extension)"
+    )
   )
   .add(
     updateById("/papers/:id", PaperPath, UpdatePaper, Paper)
