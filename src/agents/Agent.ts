@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, LabRef, LabResource, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 
 export const AgentStatus = Schema.Literal("idle", "active", "paused", "retired").annotations({
@@ -15,23 +15,17 @@ export const AgentLifecycle: Transitions<AgentStatus> = {
   retired: []
 }
 
-export const AgentId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("AgentId")).annotations({
-  description: "agent_…"
-})
+export const AgentId = resourceId("AgentId", "agent")
 export type AgentId = typeof AgentId.Type
 
-export const Agent = Schema.Struct({
-  id: AgentId,
-  labId: Schema.String,
+export const Agent = LabResource(AgentId, {
   name: Schema.String.annotations({ description: "unique in the lab (case-insensitive)" }),
   role: Schema.String.annotations({ description: "what the agent does, free text" }),
   model: Schema.String.annotations({ description: "the model it runs on, e.g. claude-sonnet-4" }),
   status: AgentStatus,
   lastActiveAt: Schema.NullOr(Timestamp).annotations({
     description: "when it last recorded memory, a standup or a contribution (or what PATCH set); null before that"
-  }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  })
 }).annotations({ identifier: "Agent" })
 export type Agent = typeof Agent.Type
 

@@ -1,10 +1,8 @@
 import { Schema } from "effect"
-import { Body, Name, Timestamp } from "../common/Schemas.js"
+import { Body, Name, resourceId, Timestamp } from "../common/Schemas.js"
 import { ScopeString } from "./Principal.js"
 
-export const ApiKeyId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ApiKeyId")).annotations({
-  description: "key_…"
-})
+export const ApiKeyId = resourceId("ApiKeyId", "key")
 export type ApiKeyId = typeof ApiKeyId.Type
 
 export const ApiKey = Schema.Struct({

@@ -1,13 +1,11 @@
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
-import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
+import { ConflictWire, QuotaExceededWire } from "../http/Errors.js"
+import { LabQuery, labGroup } from "../http/LabEndpoints.js"
 import { Backup, BackupId, BackupQuery, CreateBackup, RestoreBackup } from "./Backup.js"
 
 const ById = Schema.Struct({ id: BackupId })
-const InLab = Schema.Struct({ labId: LabRef })
 
 export class BackupsApi extends HttpApiGroup.make("backups")
   .add(HttpApiEndpoint.get("list", "/backups").setUrlParams(BackupQuery).addSuccess(ListEnvelope(Backup)))
@@ -21,13 +19,13 @@ export class BackupsApi extends HttpApiGroup.make("backups")
   .add(
     HttpApiEndpoint.get("get", "/backups/:id")
       .setPath(ById)
-      .setUrlParams(InLab)
+      .setUrlParams(LabQuery)
       .addSuccess(Envelope(Backup).annotations({ description: "extension: one backup (poll it for its status)" }))
   )
   .add(
     HttpApiEndpoint.del("delete", "/backups/:id")
       .setPath(ById)
-      .setUrlParams(InLab)
+      .setUrlParams(LabQuery)
       .addSuccess(Envelope(Backup).annotations({ description: "extension: the deleted backup" }))
       .addError(ConflictWire)
   )
@@ -43,7 +41,7 @@ export class BackupsApi extends HttpApiGroup.make("backups")
   .add(
     HttpApiEndpoint.get("download", "/backups/:id/download")
       .setPath(ById)
-      .setUrlParams(InLab)
+      .setUrlParams(LabQuery)
       .addSuccess(
         HttpApiSchema.Uint8Array({ contentType: "application/gzip" }).annotations({
           description: "extension: the archive, gzip'd NDJSON (see docs/backups.md)"
@@ -51,7 +49,4 @@ export class BackupsApi extends HttpApiGroup.make("backups")
       )
       .addError(ConflictWire)
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .pipe(labGroup) {}

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, resourceId, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 import { PageParams } from "../http/Pagination.js"
 
@@ -36,9 +36,7 @@ export const Restore = Schema.Struct({
 }).annotations({ identifier: "BackupRestore", description: "the latest restore of this backup into its lab" })
 export type Restore = typeof Restore.Type
 
-export const BackupId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("BackupId")).annotations({
-  description: "bkp_…"
-})
+export const BackupId = resourceId("BackupId", "bkp")
 export type BackupId = typeof BackupId.Type
 
 export const Backup = Schema.Struct({

@@ -1,10 +1,8 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
-import { LabRef } from "../common/Schemas.js"
-import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
-import { PageParams } from "../http/Pagination.js"
+import { Envelope } from "../http/Envelope.js"
+import { ConflictWire } from "../http/Errors.js"
+import { createIn, getById, labGroup, listOf, paged, updateById } from "../http/LabEndpoints.js"
 import { AddMessage, Chat, ChatDetail, ChatId, ChatMessage, ChatQuery, CreateChat, PromoteChat, PromotionResult, UpdateChat } from "./Chat.js"
 
 const ChatPath = Schema.Struct({ id: ChatId })
@@ -12,30 +10,18 @@ const ChatPath = Schema.Struct({ id: ChatId })
 /** POST /chats/{id}/promote is the catalog route; the chat store around it is an extension. */
 export class ChatsApi extends HttpApiGroup.make("chats")
   .add(
-    HttpApiEndpoint.get("list", "/chats")
-      .setUrlParams(Schema.Struct({ ...ChatQuery.fields, ...PageParams }))
-      .addSuccess(ListEnvelope(Chat))
-      .annotate(OpenApi.Summary, "The lab's chats, newest first, without their messages (extension)")
+    listOf("/chats", paged(ChatQuery.fields), Chat).annotate(
+      OpenApi.Summary,
+      "The lab's chats, newest first, without their messages (extension)"
+    )
   )
+  .add(createIn("/chats", CreateChat, ChatDetail).annotate(OpenApi.Summary, "Open a chat (extension)"))
+  .add(getById("/chats/:id", ChatPath, ChatDetail).annotate(OpenApi.Summary, "One chat with its messages in order (extension)"))
   .add(
-    HttpApiEndpoint.post("create", "/chats")
-      .setPayload(CreateChat)
-      .addSuccess(Envelope(ChatDetail), { status: 201 })
-      .annotate(OpenApi.Summary, "Open a chat (extension)")
-  )
-  .add(
-    HttpApiEndpoint.get("get", "/chats/:id")
-      .setPath(ChatPath)
-      .setUrlParams(Schema.Struct({ labId: LabRef }))
-      .addSuccess(Envelope(ChatDetail))
-      .annotate(OpenApi.Summary, "One chat with its messages in order (extension)")
-  )
-  .add(
-    HttpApiEndpoint.patch("update", "/chats/:id")
-      .setPath(ChatPath)
-      .setPayload(UpdateChat)
-      .addSuccess(Envelope(ChatDetail))
-      .annotate(OpenApi.Summary, "Set a chat's title or outcome (extension); the outcome is frozen once promoted")
+    updateById("/chats/:id", ChatPath, UpdateChat, ChatDetail).annotate(
+      OpenApi.Summary,
+      "Set a chat's title or outcome (extension); the outcome is frozen once promoted"
+    )
   )
   .add(
     HttpApiEndpoint.post("addMessage", "/chats/:id/messages")
@@ -54,8 +40,5 @@ export class ChatsApi extends HttpApiGroup.make("chats")
         "Turn the chat's outcome into a knowledge entry or a task, once (409 without an outcome or when promoted already)"
       )
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .addError(ConflictWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .pipe(labGroup)
+  .addError(ConflictWire) {}

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import { KnowledgeEntry } from "../knowledge/Knowledge.js"
 import { Task } from "../tasks/Task.js"
 
@@ -20,21 +20,15 @@ export const Promotion = Schema.Struct({
   at: Timestamp
 }).annotations({ identifier: "ChatPromotion" })
 
-export const ChatId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ChatId")).annotations({
-  description: "chat_…"
-})
+export const ChatId = resourceId("ChatId", "chat")
 export type ChatId = typeof ChatId.Type
 
-export const Chat = Schema.Struct({
-  id: ChatId,
-  labId: Schema.String,
+export const Chat = LabResource(ChatId, {
   title: Schema.NullOr(Schema.String),
   outcome: Schema.NullOr(Schema.String).annotations({ description: "the chat's conclusion (markdown); what promote turns into knowledge or a task" }),
   promotion: Schema.NullOr(Promotion).annotations({ description: "set once, by promote" }),
   messageCount: Schema.Number,
-  createdBy: Schema.String.annotations({ description: "the credential that opened it" }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  createdBy: Schema.String.annotations({ description: "the credential that opened it" })
 }).annotations({ identifier: "Chat" })
 export type Chat = typeof Chat.Type
 

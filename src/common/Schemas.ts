@@ -60,6 +60,13 @@ export const Timestamp = Schema.transformOrFail(Schema.String, Schema.DateFromSe
   arbitrary: () => (fc) => fc.date({ min: new Date(EARLIEST_TIME), max: new Date(LATEST_TIME), noInvalidDate: true })
 })
 
+/**
+ * A lab resource as the service answers it: its id and lab first, then its own
+ * fields, then when it was created and last changed.
+ */
+export const LabResource = <Id extends Schema.Schema.Any, Fields extends Schema.Struct.Fields>(id: Id, fields: Fields) =>
+  Schema.Struct({ id, labId: Schema.String, ...fields, createdAt: Timestamp, updatedAt: Timestamp })
+
 /** Date-range filter every list that has one accepts: `from` inclusive, `to` exclusive, ISO 8601. */
 export const DateRange = {
   from: Schema.optional(Timestamp).annotations({ description: "only items created at or after this time (ISO 8601)" }),
@@ -71,3 +78,10 @@ export const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
 
 /** Bounded string tags. */
 export const Tags = Schema.Array(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(64))).pipe(Schema.maxItems(32))
+
+/**
+ * A resource's id as the service issues it (`prefix_…`), branded so one kind
+ * of id cannot stand in for another: `export const TaskId = resourceId("TaskId", "task")`.
+ */
+export const resourceId = <const B extends string>(brand: B, prefix: string) =>
+  Schema.String.pipe(Schema.maxLength(64), Schema.brand(brand)).annotations({ description: `${prefix}_…` })

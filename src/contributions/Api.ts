@@ -1,7 +1,7 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { Authentication } from "../auth/Authentication.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { ConflictWire } from "../http/Errors.js"
+import { labGroup } from "../http/LabEndpoints.js"
 import { Contribution, ContributionQuery, ContributorSummary, RecordContribution, SummaryQuery } from "./Contribution.js"
 
 export class ContributionsApi extends HttpApiGroup.make("contributions")
@@ -21,7 +21,4 @@ export class ContributionsApi extends HttpApiGroup.make("contributions")
       .setUrlParams(SummaryQuery)
       .addSuccess(ListEnvelope(ContributorSummary).annotations({ description: "extension: counts per contributor, most first" }))
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .pipe(labGroup) {}

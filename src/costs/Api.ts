@@ -1,7 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Authentication } from "../auth/Authentication.js"
 import { Envelope } from "../http/Envelope.js"
-import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { labGroup } from "../http/LabEndpoints.js"
 import { CostQuery, CostReport } from "./Cost.js"
 
 /** Catalog: GET /costs. */
@@ -15,7 +14,4 @@ export class CostsApi extends HttpApiGroup.make("costs")
         "The lab's costs by UTC day, currency and category: pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted."
       )
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .pipe(labGroup) {}

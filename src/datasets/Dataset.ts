@@ -1,16 +1,12 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Tags, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Tags, Text } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
 import { PageParams } from "../http/Pagination.js"
 
-export const DatasetId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("DatasetId")).annotations({
-  description: "ds_…"
-})
+export const DatasetId = resourceId("DatasetId", "ds")
 export type DatasetId = typeof DatasetId.Type
 
-export const Dataset = Schema.Struct({
-  id: DatasetId,
-  labId: Schema.String,
+export const Dataset = LabResource(DatasetId, {
   name: Schema.String.annotations({ description: "unique in the lab (ignoring case)" }),
   description: Schema.String,
   uri: Schema.NullOr(Schema.String).annotations({ description: "where the data lives outside the lab: http(s)://, s3:// or gs://; null when it is a lab path" }),
@@ -21,9 +17,7 @@ export const Dataset = Schema.Struct({
   version: Schema.Number.annotations({
     description: "server-owned: 1 at creation, +1 on every change of the content fields (uri, path, format, sizeBytes, rows)"
   }),
-  tags: Schema.Array(Schema.String),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  tags: Schema.Array(Schema.String)
 }).annotations({ identifier: "Dataset" })
 export type Dataset = typeof Dataset.Type
 

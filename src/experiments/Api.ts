@@ -1,11 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { CostTotal } from "../costs/Money.js"
 import { Envelope, ListEnvelope, ListMeta } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
-import { PageParams } from "../http/Pagination.js"
+import { ConflictWire } from "../http/Errors.js"
+import { createAs, createIn, getById, labGroup, listOf, pageOf, paged, updateById } from "../http/LabEndpoints.js"
 import {
   CostListParams,
   CreateExperiment,
@@ -26,7 +25,6 @@ import {
 } from "./Experiment.js"
 
 const ExperimentPath = Schema.Struct({ id: ExperimentId })
-const LabQuery = Schema.Struct({ labId: LabRef })
 
 /** A page of cost records; `meta.totals` sums every record the filters select, not only this page. */
 export const CostPage = Schema.Struct({
@@ -52,35 +50,35 @@ const action = <N extends string>(name: N, verb: string, summary: string) =>
  */
 export class ExperimentsApi extends HttpApiGroup.make("experiments")
   .add(
-    HttpApiEndpoint.get("list", "/experiments")
-      .setUrlParams(Schema.Struct({ ...ExperimentListParams.fields, ...PageParams }))
-      .addSuccess(ListEnvelope(Experiment))
-      .annotate(OpenApi.Summary, "The lab's experiments, newest first")
+    listOf("/experiments", paged(ExperimentListParams.fields), Experiment).annotate(
+      OpenApi.Summary,
+      "The lab's experiments, newest first"
+    )
   )
   .add(
-    HttpApiEndpoint.post("create", "/experiments")
-      .setPayload(CreateExperiment)
-      .addSuccess(Envelope(Experiment), { status: 201 })
-      .annotate(OpenApi.Summary, "Create a draft experiment, from scratch or from a template (templateId)")
+    createIn("/experiments", CreateExperiment, Experiment).annotate(
+      OpenApi.Summary,
+      "Create a draft experiment, from scratch or from a template (templateId)"
+    )
   )
   // the static paths first in the document; the router prefers them over /experiments/{id} anyway
   .add(
-    HttpApiEndpoint.get("listTemplates", "/experiments/templates")
-      .setUrlParams(Schema.Struct({ labId: LabRef, ...PageParams }))
-      .addSuccess(ListEnvelope(Template))
-      .annotate(OpenApi.Summary, "The lab's experiment templates, newest first")
+    pageOf("listTemplates", "/experiments/templates", paged({ labId: LabRef }), Template).annotate(
+      OpenApi.Summary,
+      "The lab's experiment templates, newest first"
+    )
   )
   .add(
-    HttpApiEndpoint.post("createTemplate", "/experiments/templates")
-      .setPayload(CreateTemplate)
-      .addSuccess(Envelope(Template), { status: 201 })
-      .annotate(OpenApi.Summary, "Create a template: name, description, paramsSchema, defaults")
+    createAs("createTemplate", "/experiments/templates", CreateTemplate, Template).annotate(
+      OpenApi.Summary,
+      "Create a template: name, description, paramsSchema, defaults"
+    )
   )
   .add(
-    HttpApiEndpoint.get("listQueues", "/experiments/queues")
-      .setUrlParams(Schema.Struct({ labId: LabRef, ...PageParams }))
-      .addSuccess(ListEnvelope(Queue))
-      .annotate(OpenApi.Summary, "The lab's queues with their length and waiting time, newest first")
+    pageOf("listQueues", "/experiments/queues", paged({ labId: LabRef }), Queue).annotate(
+      OpenApi.Summary,
+      "The lab's queues with their length and waiting time, newest first"
+    )
   )
   .add(
     HttpApiEndpoint.post("queue", "/experiments/queues")
@@ -94,28 +92,19 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
   )
   .add(
     HttpApiEndpoint.get("listCosts", "/experiments/costs")
-      .setUrlParams(Schema.Struct({ ...CostListParams.fields, ...PageParams }))
+      .setUrlParams(paged(CostListParams.fields))
       .addSuccess(CostPage)
       .annotate(OpenApi.Summary, "Cost records, newest first, with their totals in meta.totals")
   )
   .add(
-    HttpApiEndpoint.post("createCost", "/experiments/costs")
-      .setPayload(CreateExperimentCost)
-      .addSuccess(Envelope(ExperimentCost), { status: 201 })
-      .annotate(OpenApi.Summary, "Record a cost of an experiment")
+    createAs("createCost", "/experiments/costs", CreateExperimentCost, ExperimentCost).annotate(
+      OpenApi.Summary,
+      "Record a cost of an experiment"
+    )
   )
+  .add(getById("/experiments/:id", ExperimentPath, Experiment).annotate(OpenApi.Summary, "One experiment (extension)"))
   .add(
-    HttpApiEndpoint.get("get", "/experiments/:id")
-      .setPath(ExperimentPath)
-      .setUrlParams(LabQuery)
-      .addSuccess(Envelope(Experiment))
-      .annotate(OpenApi.Summary, "One experiment (extension)")
-  )
-  .add(
-    HttpApiEndpoint.patch("update", "/experiments/:id")
-      .setPath(ExperimentPath)
-      .setPayload(UpdateExperiment)
-      .addSuccess(Envelope(Experiment))
+    updateById("/experiments/:id", ExperimentPath, UpdateExperiment, Experiment)
       .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Change name, description, hypothesis, projectId, or params until it runs (extension)")
   )
@@ -133,14 +122,11 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
   .add(
     HttpApiEndpoint.get("listMetrics", "/experiments/:id/metrics")
       .setPath(ExperimentPath)
-      .setUrlParams(Schema.Struct({ labId: LabRef, key: Schema.optional(MetricKey), ...PageParams }))
+      .setUrlParams(paged({ labId: LabRef, key: Schema.optional(MetricKey) }))
       .addSuccess(ListEnvelope(MetricPoint))
       .annotate(OpenApi.Summary, "Metric points in the order they were appended, optionally of one key (extension)")
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1")
+  .pipe(labGroup)
   .annotate(
     OpenApi.Description,
     "Experiments (draft → queued → running → completed | failed | cancelled), templates, FIFO queues run on the lab's pods, metrics and cost records."

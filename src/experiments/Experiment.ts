@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 import { Amount, ByCurrency, CostCategory, Currency } from "../costs/Money.js"
 
@@ -25,24 +25,16 @@ export const JsonObject = (what: string) =>
 
 export const Params = JsonObject("params")
 
-export const ExperimentId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ExperimentId")).annotations({
-  description: "exp_…"
-})
+export const ExperimentId = resourceId("ExperimentId", "exp")
 export type ExperimentId = typeof ExperimentId.Type
 
-export const TemplateId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("TemplateId")).annotations({
-  description: "tpl_…"
-})
+export const TemplateId = resourceId("TemplateId", "tpl")
 export type TemplateId = typeof TemplateId.Type
 
-export const QueueId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("QueueId")).annotations({
-  description: "queue_…"
-})
+export const QueueId = resourceId("QueueId", "queue")
 export type QueueId = typeof QueueId.Type
 
-export const CostId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("CostId")).annotations({
-  description: "cost_…"
-})
+export const CostId = resourceId("CostId", "cost")
 export type CostId = typeof CostId.Type
 
 // ---------------------------------------------------------------------------
@@ -168,17 +160,13 @@ export type MetricPoint = typeof MetricPoint.Type
 // ---------------------------------------------------------------------------
 // templates
 
-export const Template = Schema.Struct({
-  id: TemplateId,
-  labId: Schema.String,
+export const Template = LabResource(TemplateId, {
   name: Schema.String,
   description: Schema.String,
   paramsSchema: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
     description: "JSON Schema of params (the subset in docs/experiments.md is enforced)"
   }),
-  defaults: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  defaults: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }).annotations({ identifier: "ExperimentTemplate" })
 export type Template = typeof Template.Type
 
@@ -194,17 +182,13 @@ export type CreateTemplate = typeof CreateTemplate.Type
 // ---------------------------------------------------------------------------
 // queues
 
-export const Queue = Schema.Struct({
-  id: QueueId,
-  labId: Schema.String,
+export const Queue = LabResource(QueueId, {
   name: Schema.String,
   length: Schema.Number.annotations({ description: "experiments waiting (queued)" }),
   running: Schema.Number.annotations({ description: "experiments from this queue running now" }),
   waitingSeconds: Schema.Number.annotations({ description: "age of the oldest queued experiment; 0 when empty" }),
   oldestQueuedAt: Schema.NullOr(Timestamp),
-  nextExperimentId: Schema.NullOr(Schema.String).annotations({ description: "the experiment that starts next" }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  nextExperimentId: Schema.NullOr(Schema.String).annotations({ description: "the experiment that starts next" })
 }).annotations({ identifier: "ExperimentQueue" })
 export type Queue = typeof Queue.Type
 

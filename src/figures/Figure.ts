@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Text } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
 import { PageParams } from "../http/Pagination.js"
 
@@ -32,14 +32,10 @@ export const FigureSource = Schema.Literal("git", "api").annotations({
 })
 export type FigureSource = typeof FigureSource.Type
 
-export const FigureId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("FigureId")).annotations({
-  description: "fig_…"
-})
+export const FigureId = resourceId("FigureId", "fig")
 export type FigureId = typeof FigureId.Type
 
-export const Figure = Schema.Struct({
-  id: FigureId,
-  labId: Schema.String,
+export const Figure = LabResource(FigureId, {
   source: FigureSource,
   title: Schema.String.annotations({ description: "git figures: the file name until changed" }),
   caption: Schema.NullOr(Schema.String),
@@ -49,9 +45,7 @@ export const Figure = Schema.Struct({
   size: Schema.NullOr(Schema.Number).annotations({ description: "git figures: bytes of the blob" }),
   blobId: Schema.NullOr(Schema.String).annotations({ description: "git figures: the git blob id" }),
   commit: Schema.NullOr(Schema.String).annotations({ description: "git figures: the commit the sync last saw it change in" }),
-  experimentId: Schema.NullOr(Schema.String),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  experimentId: Schema.NullOr(Schema.String)
 }).annotations({ identifier: "Figure" })
 export type Figure = typeof Figure.Type
 

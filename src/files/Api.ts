@@ -1,10 +1,10 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
+import { ConflictWire, QuotaExceededWire } from "../http/Errors.js"
 import { PageParams } from "../http/Pagination.js"
+import { labGroup } from "../http/LabEndpoints.js"
 import { BlobSha, DeletedFile, DirectoryPrefix, ExistingFilePath, File, FileSummary, WriteFile } from "./File.js"
 
 /** Spec 4.3, plus a listing (GET without `path`) and optimistic concurrency (`sha`). */
@@ -43,7 +43,4 @@ export class FilesApi extends HttpApiGroup.make("files")
       .addSuccess(Envelope(DeletedFile))
       .addError(ConflictWire)
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .pipe(labGroup) {}

@@ -1,10 +1,6 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
-import { LabRef } from "../common/Schemas.js"
-import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
-import { PageParams } from "../http/Pagination.js"
+import { createIn, deleteById, getById, labGroup, listOf, paged, updateById } from "../http/LabEndpoints.js"
 import { CreateKnowledge, KnowledgeEntry, KnowledgeId, KnowledgeQuery, UpdateKnowledge } from "./Knowledge.js"
 
 const KnowledgePath = Schema.Struct({ id: KnowledgeId })
@@ -12,39 +8,18 @@ const KnowledgePath = Schema.Struct({ id: KnowledgeId })
 /** GET and POST /knowledge are catalog routes; reading, changing and deleting one entry are extensions. */
 export class KnowledgeApi extends HttpApiGroup.make("knowledge")
   .add(
-    HttpApiEndpoint.get("list", "/knowledge")
-      .setUrlParams(Schema.Struct({ ...KnowledgeQuery.fields, ...PageParams }))
-      .addSuccess(ListEnvelope(KnowledgeEntry))
-      .annotate(OpenApi.Summary, "The lab's knowledge, newest first, filtered by tag and time")
+    listOf("/knowledge", paged(KnowledgeQuery.fields), KnowledgeEntry).annotate(
+      OpenApi.Summary,
+      "The lab's knowledge, newest first, filtered by tag and time"
+    )
   )
+  .add(createIn("/knowledge", CreateKnowledge, KnowledgeEntry).annotate(OpenApi.Summary, "Add a knowledge entry"))
+  .add(getById("/knowledge/:id", KnowledgePath, KnowledgeEntry).annotate(OpenApi.Summary, "One knowledge entry (extension)"))
   .add(
-    HttpApiEndpoint.post("create", "/knowledge")
-      .setPayload(CreateKnowledge)
-      .addSuccess(Envelope(KnowledgeEntry), { status: 201 })
-      .annotate(OpenApi.Summary, "Add a knowledge entry")
+    updateById("/knowledge/:id", KnowledgePath, UpdateKnowledge, KnowledgeEntry).annotate(
+      OpenApi.Summary,
+      "Change a knowledge entry (extension); sources and tags are replaced as a whole"
+    )
   )
-  .add(
-    HttpApiEndpoint.get("get", "/knowledge/:id")
-      .setPath(KnowledgePath)
-      .setUrlParams(Schema.Struct({ labId: LabRef }))
-      .addSuccess(Envelope(KnowledgeEntry))
-      .annotate(OpenApi.Summary, "One knowledge entry (extension)")
-  )
-  .add(
-    HttpApiEndpoint.patch("update", "/knowledge/:id")
-      .setPath(KnowledgePath)
-      .setPayload(UpdateKnowledge)
-      .addSuccess(Envelope(KnowledgeEntry))
-      .annotate(OpenApi.Summary, "Change a knowledge entry (extension); sources and tags are replaced as a whole")
-  )
-  .add(
-    HttpApiEndpoint.del("delete", "/knowledge/:id")
-      .setPath(KnowledgePath)
-      .setUrlParams(Schema.Struct({ labId: LabRef }))
-      .addSuccess(Envelope(KnowledgeEntry))
-      .annotate(OpenApi.Summary, "Delete a knowledge entry (extension)")
-  )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .add(deleteById("/knowledge/:id", KnowledgePath, KnowledgeEntry).annotate(OpenApi.Summary, "Delete a knowledge entry (extension)"))
+  .pipe(labGroup) {}

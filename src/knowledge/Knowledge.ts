@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Tags, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Tags, Text } from "../common/Schemas.js"
 
 export const MAX_KNOWLEDGE_BODY = 100_000
 export const MAX_SOURCES = 50
@@ -37,20 +37,14 @@ export const KnowledgeBody = Text(MAX_KNOWLEDGE_BODY).pipe(
 })
 export const KnowledgeTitle = Name(300)
 
-export const KnowledgeId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("KnowledgeId")).annotations({
-  description: "kn_…"
-})
+export const KnowledgeId = resourceId("KnowledgeId", "kn")
 export type KnowledgeId = typeof KnowledgeId.Type
 
-export const KnowledgeEntry = Schema.Struct({
-  id: KnowledgeId,
-  labId: Schema.String,
+export const KnowledgeEntry = LabResource(KnowledgeId, {
   title: Schema.String,
   body: Schema.String.annotations({ description: "markdown" }),
   sources: Schema.Array(Source),
-  tags: Schema.Array(Schema.String),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  tags: Schema.Array(Schema.String)
 }).annotations({ identifier: "KnowledgeEntry" })
 export type KnowledgeEntry = typeof KnowledgeEntry.Type
 

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Tags, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, resourceId, Tags, Timestamp } from "../common/Schemas.js"
 
 export const MemoryKind = Schema.Literal("observation", "fact", "plan", "reflection").annotations({
   description:
@@ -9,9 +9,7 @@ export type MemoryKind = typeof MemoryKind.Type
 
 export const MAX_MEMORY_CHARS = 20_000
 
-export const MemoryId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("MemoryId")).annotations({
-  description: "mem_…"
-})
+export const MemoryId = resourceId("MemoryId", "mem")
 export type MemoryId = typeof MemoryId.Type
 
 export const MemoryEntry = Schema.Struct({

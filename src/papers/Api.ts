@@ -1,14 +1,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ConflictWire, ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { ConflictWire } from "../http/Errors.js"
+import { createIn, deleteById, getById, labGroup, listOf, updateById } from "../http/LabEndpoints.js"
 import { PageParams } from "../http/Pagination.js"
 import { CreatePaper, LabBody, Paper, PaperId, PaperListParams, PaperVersion, TransitionPaper, UpdatePaper } from "./Paper.js"
 
 const PaperPath = Schema.Struct({ id: PaperId })
-const LabQuery = Schema.Struct({ labId: LabRef })
 
 /**
  * Catalog: GET/POST /papers and POST /papers/{id}/publish-loop. Extensions:
@@ -17,37 +16,25 @@ const LabQuery = Schema.Struct({ labId: LabRef })
  */
 export class PapersApi extends HttpApiGroup.make("papers")
   .add(
-    HttpApiEndpoint.get("list", "/papers")
-      .setUrlParams(PaperListParams)
-      .addSuccess(ListEnvelope(Paper))
-      .annotate(OpenApi.Summary, "The lab's papers, newest first, filtered by status and creation time")
+    listOf("/papers", PaperListParams, Paper).annotate(
+      OpenApi.Summary,
+      "The lab's papers, newest first, filtered by status and creation time"
+    )
+  )
+  .add(createIn("/papers", CreatePaper, Paper).annotate(OpenApi.Summary, "Create a paper (a draft, version 1)"))
+  .add(
+    getById("/papers/:id", PaperPath, Paper).annotate(
+      OpenApi.Summary,
+      "One paper with its publish-loop state and steps (extension)"
+    )
   )
   .add(
-    HttpApiEndpoint.post("create", "/papers")
-      .setPayload(CreatePaper)
-      .addSuccess(Envelope(Paper), { status: 201 })
-      .annotate(OpenApi.Summary, "Create a paper (a draft, version 1)")
-  )
-  .add(
-    HttpApiEndpoint.get("get", "/papers/:id")
-      .setPath(PaperPath)
-      .setUrlParams(LabQuery)
-      .addSuccess(Envelope(Paper))
-      .annotate(OpenApi.Summary, "One paper with its publish-loop state and steps (extension)")
-  )
-  .add(
-    HttpApiEndpoint.patch("update", "/papers/:id")
-      .setPath(PaperPath)
-      .setPayload(UpdatePaper)
-      .addSuccess(Envelope(Paper))
+    updateById("/papers/:id", PaperPath, UpdatePaper, Paper)
       .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Change a paper; a change to a published paper starts its next version as a draft (extension)")
   )
   .add(
-    HttpApiEndpoint.del("delete", "/papers/:id")
-      .setPath(PaperPath)
-      .setUrlParams(LabQuery)
-      .addSuccess(Envelope(Paper))
+    deleteById("/papers/:id", PaperPath, Paper)
       .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Delete a paper that was never published (extension)")
   )
@@ -78,7 +65,4 @@ export class PapersApi extends HttpApiGroup.make("papers")
       .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Move a paper along its lifecycle by hand: a review decision, a resubmission, a withdrawal (extension)")
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .pipe(labGroup) {}

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import type { Transitions } from "../common/StateMachine.js"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
 import { PageParams } from "../http/Pagination.js"
 
@@ -83,14 +83,10 @@ export const PaperLoop = Schema.Struct({
 }).annotations({ identifier: "PaperLoop" })
 export type PaperLoop = typeof PaperLoop.Type
 
-export const PaperId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("PaperId")).annotations({
-  description: "paper_…"
-})
+export const PaperId = resourceId("PaperId", "paper")
 export type PaperId = typeof PaperId.Type
 
-export const Paper = Schema.Struct({
-  id: PaperId,
-  labId: Schema.String,
+export const Paper = LabResource(PaperId, {
   title: Schema.String,
   abstract: Schema.String,
   authors: Schema.Array(Author),
@@ -101,9 +97,7 @@ export const Paper = Schema.Struct({
     description: "the newest published version (readable at /papers/{id}/versions), or null"
   }),
   publishedAt: Schema.NullOr(Timestamp).annotations({ description: "when the current version was published" }),
-  loop: PaperLoop,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  loop: PaperLoop
 }).annotations({ identifier: "Paper" })
 export type Paper = typeof Paper.Type
 

@@ -1,13 +1,15 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
-import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { BadGatewayWire, ConflictWire, ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
-import { PageParams } from "../http/Pagination.js"
+import { Envelope } from "../http/Envelope.js"
+import { BadGatewayWire, ConflictWire, QuotaExceededWire } from "../http/Errors.js"
+import { createIn, deleteById, getById, labGroup, listOf, paged } from "../http/LabEndpoints.js"
 import { CreatePod, Pod, PodAction, PodId, PodStatus } from "./Pod.js"
 
 const PodPath = Schema.Struct({ podId: PodId })
+
+const action = <N extends string>(name: N, verb: string) =>
+  HttpApiEndpoint.post(name, `/pods/:podId/${verb}`).setPath(PodPath).setPayload(PodAction).addSuccess(Envelope(Pod), { status: 202 })
 
 /**
  * Catalog: GET /pods, POST /pods/{podId}/start, POST /pods/{podId}/stop.
@@ -15,38 +17,26 @@ const PodPath = Schema.Struct({ podId: PodId })
  */
 export class PodsApi extends HttpApiGroup.make("pods")
   .add(
-    HttpApiEndpoint.get("list", "/pods")
-      .setUrlParams(Schema.Struct({ labId: LabRef, status: Schema.optional(PodStatus), ...PageParams }))
-      .addSuccess(ListEnvelope(Pod))
-      .annotate(OpenApi.Summary, "The lab's pods, newest first")
+    listOf("/pods", paged({ labId: LabRef, status: Schema.optional(PodStatus) }), Pod).annotate(
+      OpenApi.Summary,
+      "The lab's pods, newest first"
+    )
+  )
+  .add(createIn("/pods", CreatePod, Pod).annotate(OpenApi.Summary, "Extension: create a pod (stopped) in the lab."))
+  .add(
+    getById("/pods/:podId", PodPath, Pod).annotate(
+      OpenApi.Summary,
+      "Extension: one pod, with uptime and cost computed from its sessions."
+    )
   )
   .add(
-    HttpApiEndpoint.post("create", "/pods")
-      .setPayload(CreatePod)
-      .addSuccess(Envelope(Pod), { status: 201 })
-      .annotate(OpenApi.Summary, "Extension: create a pod (stopped) in the lab.")
-  )
-  .add(
-    HttpApiEndpoint.get("get", "/pods/:podId")
-      .setPath(PodPath)
-      .setUrlParams(Schema.Struct({ labId: LabRef }))
-      .addSuccess(Envelope(Pod))
-      .annotate(OpenApi.Summary, "Extension: one pod, with uptime and cost computed from its sessions.")
-  )
-  .add(
-    HttpApiEndpoint.del("delete", "/pods/:podId")
-      .setPath(PodPath)
-      .setUrlParams(Schema.Struct({ labId: LabRef }))
-      .addSuccess(Envelope(Pod))
+    deleteById("/pods/:podId", PodPath, Pod)
       .addError(BadGatewayWire)
       .addError(ConflictWire)
       .annotate(OpenApi.Summary, "Extension: delete a stopped or failed pod (409 otherwise). Its sessions, and so its costs, stay.")
   )
   .add(
-    HttpApiEndpoint.post("start", "/pods/:podId/start")
-      .setPath(PodPath)
-      .setPayload(PodAction)
-      .addSuccess(Envelope(Pod), { status: 202 })
+    action("start", "start")
       .addError(QuotaExceededWire)
       .addError(ConflictWire)
       .annotate(
@@ -55,15 +45,9 @@ export class PodsApi extends HttpApiGroup.make("pods")
       )
   )
   .add(
-    HttpApiEndpoint.post("stop", "/pods/:podId/stop")
-      .setPath(PodPath)
-      .setPayload(PodAction)
-      .addSuccess(Envelope(Pod), { status: 202 })
+    action("stop", "stop")
       .addError(ConflictWire)
       .annotate(OpenApi.Summary, "202 with `stopping` (or `stopped` when it is not running). Safe to repeat.")
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1")
+  .pipe(labGroup)
   .annotate(OpenApi.Description, "Compute pods with desired and actual status, run through a PodProvider (local processes by default).") {}

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, LabRef, Name, Timestamp } from "../common/Schemas.js"
+import { Body, LabRef, LabResource, Name, resourceId, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 import { Amount, Currency } from "../costs/Money.js"
 
@@ -25,14 +25,10 @@ export const PodMachine: Transitions<PodStatus> = {
   failed: ["starting", "stopped"]
 }
 
-export const PodId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("PodId")).annotations({
-  description: "pod_…"
-})
+export const PodId = resourceId("PodId", "pod")
 export type PodId = typeof PodId.Type
 
-export const Pod = Schema.Struct({
-  id: PodId,
-  labId: Schema.String,
+export const Pod = LabResource(PodId, {
   name: Schema.String,
   gpu: Schema.NullOr(Schema.String).annotations({ description: "GPU type, e.g. A100-80GB; null for a CPU pod" }),
   gpuCount: Schema.Number,
@@ -49,9 +45,7 @@ export const Pod = Schema.Struct({
   uptimeSeconds: Schema.Number.annotations({ description: "total time running over all sessions, the current one included" }),
   cost: Schema.Number.annotations({ description: "uptime × costPerHour over all sessions, in `currency`" }),
   startedAt: Schema.NullOr(Timestamp).annotations({ description: "when the current session began (null unless running)" }),
-  stoppedAt: Schema.NullOr(Timestamp).annotations({ description: "when the last session ended" }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  stoppedAt: Schema.NullOr(Timestamp).annotations({ description: "when the last session ended" })
 }).annotations({ identifier: "Pod" })
 export type Pod = typeof Pod.Type
 

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 import { RefKind } from "./References.js"
 
@@ -20,20 +20,14 @@ export const OPEN: ReadonlyArray<ProjectStatus> = ["active", "paused"]
 
 export const MAX_ITEMS = 500
 
-export const ProjectId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("ProjectId")).annotations({
-  description: "prj_…"
-})
+export const ProjectId = resourceId("ProjectId", "prj")
 export type ProjectId = typeof ProjectId.Type
 
-export const Project = Schema.Struct({
-  id: ProjectId,
-  labId: Schema.String,
+export const Project = LabResource(ProjectId, {
   name: Schema.String.annotations({ description: "unique in the lab (case-insensitive)" }),
   description: Schema.String,
   status: ProjectStatus,
-  itemCount: Schema.Number.annotations({ description: "experiments, papers and tasks it groups" }),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  itemCount: Schema.Number.annotations({ description: "experiments, papers and tasks it groups" })
 }).annotations({ identifier: "Project" })
 export type Project = typeof Project.Type
 

@@ -1,7 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { Authentication } from "../auth/Authentication.js"
 import { ListEnvelope } from "../http/Envelope.js"
-import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { labGroup } from "../http/LabEndpoints.js"
 import { SearchQuery, SearchResult } from "./SearchResult.js"
 
 export class SearchApi extends HttpApiGroup.make("search")
@@ -10,7 +9,4 @@ export class SearchApi extends HttpApiGroup.make("search")
       .setUrlParams(SearchQuery)
       .addSuccess(ListEnvelope(SearchResult).annotations({ description: "matches, most relevant first" }))
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .pipe(labGroup) {}

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, LabRef, Timestamp } from "../common/Schemas.js"
+import { Body, LabRef, resourceId, Timestamp } from "../common/Schemas.js"
 
 /** A calendar day, YYYY-MM-DD. */
 export const Day = Schema.String.pipe(
@@ -28,9 +28,7 @@ const Items = Schema.Array(
   Schema.String.pipe(Schema.filter((s) => s.trim().length > 0 || "must not be empty"), Schema.maxLength(2000))
 ).pipe(Schema.maxItems(MAX_ITEMS))
 
-export const StandupId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("StandupId")).annotations({
-  description: "std_…"
-})
+export const StandupId = resourceId("StandupId", "std")
 export type StandupId = typeof StandupId.Type
 
 export const Standup = Schema.Struct({

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { Body, DateRange, LabRef, Name, Tags, Text, Timestamp } from "../common/Schemas.js"
+import { Body, DateRange, LabRef, LabResource, Name, resourceId, Tags, Text } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
 
 export const SurveyStatus = Schema.Literal("draft", "in_progress", "completed", "archived").annotations({
@@ -21,22 +21,16 @@ export const PaperIds = Schema.Array(Schema.String.pipe(Schema.minLength(1), Sch
   Schema.maxItems(MAX_LINKED_PAPERS)
 )
 
-export const SurveyId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("SurveyId")).annotations({
-  description: "srv_…"
-})
+export const SurveyId = resourceId("SurveyId", "srv")
 export type SurveyId = typeof SurveyId.Type
 
-export const Survey = Schema.Struct({
-  id: SurveyId,
-  labId: Schema.String,
+export const Survey = LabResource(SurveyId, {
   topic: Schema.String,
   question: Schema.String.annotations({ description: "the research question the survey answers" }),
   status: SurveyStatus,
   findings: Schema.String.annotations({ description: "markdown" }),
   linkedPaperIds: Schema.Array(Schema.String),
-  tags: Schema.Array(Schema.String),
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  tags: Schema.Array(Schema.String)
 }).annotations({ identifier: "Survey" })
 export type Survey = typeof Survey.Type
 

@@ -1,15 +1,14 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
 import { Body, LabRef } from "../common/Schemas.js"
 import {
   BadGatewayWire,
-  ForbiddenWire,
   NotFoundWire,
   PreconditionFailedWire,
   ServiceUnavailableWire,
   UnauthorizedWire
 } from "../http/Errors.js"
+import { labGroup } from "../http/LabEndpoints.js"
 import { RepoDirectory } from "../files/File.js"
 import { LinkRepo, SyncResult, SyncStatus, WebhookAnswer, WebhookSecretResult } from "./RepoLink.js"
 
@@ -30,11 +29,7 @@ export class SyncApi extends HttpApiGroup.make("sync")
       .setPayload(Body({ labId: LabRef }))
       .addSuccess(WebhookSecretResult)
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
-
+  .pipe(labGroup) {}
 
 /** Spec 6.1: authenticated by the webhook secret's signature, not a bearer token. */
 export class WebhooksApi extends HttpApiGroup.make("webhooks")

@@ -1,21 +1,15 @@
 import { Schema } from "effect"
-import { Body, LabRef, Name, Timestamp } from "../common/Schemas.js"
+import { Body, LabRef, LabResource, Name, resourceId } from "../common/Schemas.js"
 
 export const TaskStatus = Schema.Literal("todo", "in_progress", "done", "cancelled")
 
-export const TaskId = Schema.String.pipe(Schema.maxLength(64), Schema.brand("TaskId")).annotations({
-  description: "task_…"
-})
+export const TaskId = resourceId("TaskId", "task")
 export type TaskId = typeof TaskId.Type
 
-export const Task = Schema.Struct({
-  id: TaskId,
-  labId: Schema.String,
+export const Task = LabResource(TaskId, {
   title: Schema.String,
   description: Schema.String,
-  status: TaskStatus,
-  createdAt: Timestamp,
-  updatedAt: Timestamp
+  status: TaskStatus
 }).annotations({ identifier: "Task" })
 export type Task = typeof Task.Type
 

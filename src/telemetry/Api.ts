@@ -1,7 +1,6 @@
 import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
-import { Authentication } from "../auth/Authentication.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
-import { ForbiddenWire, NotFoundWire } from "../http/Errors.js"
+import { labGroup } from "../http/LabEndpoints.js"
 import { IngestTelemetry, TelemetryAggregate, TelemetryBatch, TelemetryEvent, TelemetryQuery } from "./TelemetryEvent.js"
 
 export class TelemetryApi extends HttpApiGroup.make("telemetry")
@@ -20,7 +19,4 @@ export class TelemetryApi extends HttpApiGroup.make("telemetry")
       .setPayload(IngestTelemetry)
       .addSuccess(Envelope(TelemetryBatch), { status: 201 })
   )
-  .addError(ForbiddenWire)
-  .addError(NotFoundWire)
-  .middleware(Authentication)
-  .prefix("/api/v1") {}
+  .pipe(labGroup) {}
