@@ -4,6 +4,7 @@ import { Authentication } from "../auth/Authentication.js"
 import { Body, LabRef } from "../common/Schemas.js"
 import {
   BadGatewayWire,
+  ConflictWire,
   ForbiddenWire,
   NotFoundWire,
   PreconditionFailedWire,
@@ -32,6 +33,8 @@ export class SyncApi extends HttpApiGroup.make("sync")
   )
   .addError(ForbiddenWire)
   .addError(NotFoundWire)
+  // the lab-scoped handlers' shared failures (LabRequests), though no sync route fails with a conflict today
+  .addError(ConflictWire)
   .middleware(Authentication)
   .prefix("/api/v1") {}
 

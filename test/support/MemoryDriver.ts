@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Either, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { systemLab } from "../../src/labs/LabId.js"
 import { randomBytes } from "node:crypto"
 import * as Database from "../../layers/Database.js"
 import * as GitMemory from "../../layers/git/GitMemory.js"
@@ -59,8 +60,8 @@ export const memorySync = () => {
         const initial = yield* Effect.flatMap(GitMemory.InMemoryRemotes, (r) => r.pushFromOutside(url, "main", { ...INITIAL_REMOTE }))
         const sync = yield* SyncRepo
         yield* sync.saveLink({ labId: lab.id, repo: url, repoKey: repoKeyOf(url), defaultBranch: "main", autoPush: true, token: Option.none() })
-        yield* Effect.flatMap(SyncEngine, (e) => e.pull(lab.id, Option.none(), false))
-        return { labId: lab.id, initial }
+        yield* Effect.flatMap(SyncEngine, (e) => e.pull(systemLab(lab.id), Option.none(), false))
+        return { labId: systemLab(lab.id), initial }
       })
     )
     model.outsideCommits.push(initial.commit)

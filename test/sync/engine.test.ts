@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer, Option, Redacted } from "effect"
+import { systemLab } from "../../src/labs/LabId.js"
 import { randomBytes } from "node:crypto"
 import * as Database from "../../layers/Database.js"
 import * as GitMemory from "../../layers/git/GitMemory.js"
@@ -34,7 +35,7 @@ const linkedLab = (autoPush = false) =>
       autoPush,
       token: Option.none()
     })
-    return { labId: lab.id, url }
+    return { labId: systemLab(lab.id), url }
   })
 
 const content = (labId: string, path: string) =>
