@@ -68,6 +68,20 @@ const BASE_CACHE_BYTES = 32 * 1024 * 1024
 const IDLE_CLOSE_MILLIS = 2_000
 const MAX_CHAIN = 4096
 
+/** A loose object's file (deflated `<type> <size>\0<content>`) read: its content only when within `maxBytes`. */
+export const looseObject = (raw: Buffer, oid: string, maxBytes: number): ObjectInfo => {
+  const head = inflatePrefix(bufferAccess(raw), 0, 64)
+  const nul = head.indexOf(0)
+  const match = /^(commit|tree|blob|tag) (\d+)$/.exec(head.subarray(0, Math.max(0, nul)).toString("latin1"))
+  const type = LOOSE_TYPES[match?.[1] ?? ""]
+  if (nul === -1 || !match?.[2] || type === undefined) throw new PackError(`loose object ${oid} has no valid header`)
+  const size = Number(match[2])
+  if (size > maxBytes) return { type, size, content: undefined }
+  const content = inflateSync(raw, { maxOutputLength: nul + 1 + size }).subarray(nul + 1)
+  if (content.length !== size) throw new PackError(`loose object ${oid} is damaged`)
+  return { type, size, content }
+}
+
 export const openObjectReader = (gitdir: string): ObjectReader => {
   let packs: Array<Pack> | undefined
   const bases = new Map<string, GitObject>()
@@ -194,16 +208,7 @@ export const openObjectReader = (gitdir: string): ObjectReader => {
     } catch {
       return undefined
     }
-    const head = inflatePrefix(bufferAccess(raw), 0, 64)
-    const nul = head.indexOf(0)
-    const match = /^(commit|tree|blob|tag) (\d+)$/.exec(head.subarray(0, Math.max(0, nul)).toString("latin1"))
-    const type = LOOSE_TYPES[match?.[1] ?? ""]
-    if (nul === -1 || !match?.[2] || type === undefined) throw new PackError(`loose object ${oid} has no valid header`)
-    const size = Number(match[2])
-    if (size > maxBytes) return { type, size, content: undefined }
-    const content = inflateSync(raw, { maxOutputLength: nul + 1 + size }).subarray(nul + 1)
-    if (content.length !== size) throw new PackError(`loose object ${oid} is damaged`)
-    return { type, size, content }
+    return looseObject(raw, oid, maxBytes)
   }
 
   type Location = { readonly pack: Pack; readonly offset: number } | { readonly loose: GitObject }
