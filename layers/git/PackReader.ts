@@ -187,7 +187,7 @@ class PackObjectReader implements ObjectReader {
     return { type: base.type, content: applyDelta(inflateEntry(this.accessOf(pack), header.dataStart, header.size).content, base.content) }
   }
 
-  /** The object at `offset`, written to a scratch file piece by piece (this.bases too, when large). */
+  /** The object at `offset`, written to a scratch file piece by piece (bases too, when large). */
   private readonly spillAt = async (pack: Pack, offset: number, scratch: Scratch, depth: number): Promise<RandomAccess> => {
     if (depth > MAX_CHAIN) throw new PackError("delta chain too deep")
     const header = this.headerAt(pack, offset)
@@ -224,7 +224,7 @@ class PackObjectReader implements ObjectReader {
       }
       return undefined
     }
-    // a pack written since the last this.scan is found by scanning again
+    // a pack written since the last scan is found by scanning again
     return inPacks(this.packs ?? this.scan()) ?? inPacks(this.scan())
   }
 
