@@ -97,7 +97,7 @@ class DiskStores {
 
   /** Merge the store's small packs (one per fetch and per push) before they slow every lookup. */
   private readonly compact = (labId: string) =>
-    Effect.try(() => compactPacks(this.gitdirOf(labId), () => this.drop(labId))).pipe(
+    Effect.tryPromise(() => compactPacks(this.gitdirOf(labId), () => this.drop(labId))).pipe(
       Effect.catchAll((cause) => Effect.logWarning(`the git store of ${labId} was not compacted`, cause))
     )
 
