@@ -33,7 +33,7 @@ export type { GitObject, ObjectType } from "./PackFormat.js"
  * or a loose object), for a measured reason: a pull reads thousands of objects,
  * two positioned reads each. 20,000 objects from a page-cached 64 MiB file took
  * 62-337 ms with readSync and 1,100-1,610 ms with fs.promises FileHandle.read
- * (node 22, this service's 2-core host, 2026-11). The stretches of synchronous
+ * (node 20, this service's 2-core host, 2026-11). The stretches of synchronous
  * work are bounded instead: the sync worker's fibers let I/O in on every step
  * (SyncSupervisor's setImmediate scheduler), the indexer slices its own work
  * (PackIndexer SLICE_MILLIS), and what runs once per fetch (compaction, storing
