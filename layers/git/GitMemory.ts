@@ -6,7 +6,8 @@ import { join } from "node:path"
 import { type Change, Git, GitError, PushRejected, RemoteRefused, type GitRemote, type Head } from "../../src/sync/Git.js"
 import { literalVerdict, NO_EXCEPTIONS } from "../../src/sync/HostPolicy.js"
 import * as Iso from "./IsoOps.js"
-import { looseObject, type ObjectReader } from "./PackReader.js"
+import { looseObject } from "./LooseObject.js"
+import type { ObjectReader } from "./PackReader.js"
 import { bufferAccess } from "./RandomAccess.js"
 
 /**

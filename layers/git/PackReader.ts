@@ -1,6 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { inflateSync } from "node:zlib"
 import { inflateEntry, inflatePrefix, inflateStreaming } from "./Inflate.js"
 import { idxCount, idxFind } from "./PackIdx.js"
 import {
@@ -14,6 +13,7 @@ import {
   readEntryHeader,
   TYPES
 } from "./PackFormat.js"
+import { looseObject } from "./LooseObject.js"
 import { bufferAccess, type FileAccess, fileAccess, type RandomAccess, type Scratch } from "./RandomAccess.js"
 
 export type { GitObject, ObjectType } from "./PackFormat.js"
@@ -71,26 +71,11 @@ interface Pack {
   file: FileAccess | undefined
 }
 
-const LOOSE_TYPES: Readonly<Record<string, ObjectType>> = { commit: "commit", tree: "tree", blob: "blob", tag: "tag" }
 /** Delta bases kept resolved while a job reads (a chain shares its bases). */
 const BASE_CACHE_BYTES = 32 * 1024 * 1024
 /** Pack files (and cached bases) are let go once the reader has been idle this long. */
 const IDLE_CLOSE_MILLIS = 2_000
 const MAX_CHAIN = 4096
-
-/** A loose object's file (deflated `<type> <size>\0<content>`) read: its content only when within `maxBytes`. */
-export const looseObject = (raw: Buffer, oid: string, maxBytes: number): ObjectInfo => {
-  const head = inflatePrefix(bufferAccess(raw), 0, 64)
-  const nul = head.indexOf(0)
-  const match = /^(commit|tree|blob|tag) (\d+)$/.exec(head.subarray(0, Math.max(0, nul)).toString("latin1"))
-  const type = LOOSE_TYPES[match?.[1] ?? ""]
-  if (nul === -1 || !match?.[2] || type === undefined) throw new PackError(`loose object ${oid} has no valid header`)
-  const size = Number(match[2])
-  if (size > maxBytes) return { type, size, content: undefined }
-  const content = inflateSync(raw, { maxOutputLength: nul + 1 + size }).subarray(nul + 1)
-  if (content.length !== size) throw new PackError(`loose object ${oid} is damaged`)
-  return { type, size, content }
-}
 
 /** The reader of one store: its packs' indexes, their open files, resolved delta bases, the idle timer. */
 class PackObjectReader implements ObjectReader {
