@@ -52,6 +52,38 @@ export interface StoredTree {
 
 const nameOf = (path: string) => path.slice(path.lastIndexOf("/") + 1)
 
+/** The directories on a path, from the root down: each loaded from its entry in the one above. */
+const chainOf = (load: (path: string, oid: string | undefined) => Dir, root: Dir, filePath: string) => {
+  const chain: Array<{ readonly path: string; readonly dir: Dir }> = [{ path: "", dir: root }]
+  const parts = filePath.split("/")
+  for (let i = 0; i < parts.length - 1; i++) {
+    const path = parts.slice(0, i + 1).join("/")
+    const above = chain[chain.length - 1]?.dir
+    const entry = above?.tree.get(parts[i] ?? "")
+    chain.push({ path, dir: load(path, entry?.mode === "40000" ? entry.oid : undefined) })
+  }
+  return chain
+}
+
+/** The change made in its directory: the blob written (keeping an executable's mode), or the entry deleted. */
+const editLeaf = (leaf: Dir, change: Change, emit: (object: PackObject) => void) => {
+  const name = nameOf(change.path)
+  if (change.content === null) {
+    leaf.tree.delete(name)
+    return
+  }
+  const blob = objectId("blob", change.content)
+  emit({ kind: "whole", id: blob, type: "blob", content: change.content })
+  const existing = leaf.tree.get(name)
+  leaf.tree.set(name, existing?.mode === "100755" ? "100755" : "100644", blob)
+}
+
+/** A commit object's content: the tree, the parent, author and committer, the message. */
+const commitBody = (change: Change, tree: string, parent: Head | undefined) => {
+  const who = `${change.authorName} <${change.authorEmail}> ${change.time} +0000`
+  return Buffer.from(`tree ${tree}\n${parent ? `parent ${parent.commit}\n` : ""}author ${who}\ncommitter ${who}\n\n${change.message}`, "utf8")
+}
+
 /**
  * `readTree` answers a tree of the parent's (from the lab's store) by id.
  * Throws when a tree it needs cannot be read.
@@ -99,27 +131,11 @@ export const buildCommits = (readTree: (oid: string) => StoredTree | undefined, 
 
   for (const change of changes) {
     const root = load("", head?.tree)
-    // the directories on the path, from the root down: each loaded from its entry in the one above
-    const chain: Array<{ readonly path: string; readonly dir: Dir }> = [{ path: "", dir: root }]
-    const parts = change.path.split("/")
-    for (let i = 0; i < parts.length - 1; i++) {
-      const path = parts.slice(0, i + 1).join("/")
-      const above = chain[chain.length - 1]?.dir
-      const entry = above?.tree.get(parts[i] ?? "")
-      chain.push({ path, dir: load(path, entry?.mode === "40000" ? entry.oid : undefined) })
-    }
+    const chain = chainOf(load, root, change.path)
     const before = chain.map(({ dir }) => dir.tree.bytes)
     const leaf = chain[chain.length - 1]?.dir
     if (leaf === undefined) continue
-    const name = nameOf(change.path)
-    if (change.content !== null) {
-      const blob = objectId("blob", change.content)
-      emit({ kind: "whole", id: blob, type: "blob", content: change.content })
-      const existing = leaf.tree.get(name)
-      leaf.tree.set(name, existing?.mode === "100755" ? "100755" : "100644", blob)
-    } else {
-      leaf.tree.delete(name)
-    }
+    editLeaf(leaf, change, emit)
     // bottom-up: each changed directory's new id goes into the one above; an emptied one is dropped from it
     for (let i = chain.length - 1; i > 0; i--) {
       const { path, dir } = chain[i] ?? { path: "", dir: root }
@@ -138,8 +154,7 @@ export const buildCommits = (readTree: (oid: string) => StoredTree | undefined, 
       heads.push(head)
       continue
     }
-    const who = `${change.authorName} <${change.authorEmail}> ${change.time} +0000`
-    const body = Buffer.from(`tree ${tree}\n${head ? `parent ${head.commit}\n` : ""}author ${who}\ncommitter ${who}\n\n${change.message}`, "utf8")
+    const body = commitBody(change, tree, head)
     const commit = objectId("commit", body)
     emit({ kind: "whole", id: commit, type: "commit", content: body })
     head = { commit, tree }

@@ -37,27 +37,32 @@ interface Built {
 /** How far back a lost push's commit is looked for in the remote's history. */
 const SEARCH_DEPTHS = [32, 256, 1_000]
 
-export const makeDiskCommits = (options: DiskCommitsOptions) => {
-  const built = new Map<string, Built>()
-  const targetOf = (remote: GitRemote) => ({
-    transport: options.transport,
+/** A lab store's commits and pushes (see the module's header), with the packs built and not pushed yet. */
+export class DiskCommits {
+  constructor(
+    private readonly options: DiskCommitsOptions
+  ) {}
+
+  private readonly built = new Map<string, Built>()
+  private readonly targetOf = (remote: GitRemote) => ({
+    transport: this.options.transport,
     url: remote.url,
     branch: remote.branch,
     headers: authHeaders(Option.getOrUndefined(remote.token)),
-    signal: AbortSignal.timeout(options.timeoutMillis)
+    signal: AbortSignal.timeout(this.options.timeoutMillis)
   })
-  const failed = (what: string, remote: GitRemote) => (cause: unknown) =>
+  private readonly failed = (what: string, remote: GitRemote) => (cause: unknown) =>
     new GitError({ message: `${what} ${remote.url} ${remote.branch}: ${describeFailure(cause)}` })
 
-  const readTree = (labId: string) => (oid: string) => {
-    const objects = options.objectsOf(labId)
+  private readonly readTree = (labId: string) => (oid: string) => {
+    const objects = this.options.objectsOf(labId)
     const object = objects.read(oid)
     return object?.type === "tree" ? { content: object.content, depth: objects.deltaDepth(oid) } : undefined
   }
 
   /** Store a pack of the objects made in the lab's store, so later diffs, reads and fetches find them. */
-  const store = async (labId: string, pack: ReturnType<typeof writePack>) => {
-    const base = join(options.gitdirOf(labId), "objects", "pack", `pack-${pack.checksum.toString("hex")}`)
+  private readonly store = async (labId: string, pack: ReturnType<typeof writePack>) => {
+    const base = join(this.options.gitdirOf(labId), "objects", "pack", `pack-${pack.checksum.toString("hex")}`)
     await writeFile(`${base}.pack.tmp`, pack.pack, { mode: 0o600 })
     await rename(`${base}.pack.tmp`, `${base}.pack`)
     // the .idx last: a reader sees a pack only once both files are whole
@@ -65,12 +70,12 @@ export const makeDiskCommits = (options: DiskCommitsOptions) => {
     await rename(`${base}.idx.tmp`, `${base}.idx`)
   }
 
-  const commitAll = (labId: string, parent: Option.Option<Head>, changes: ReadonlyArray<Change>) =>
+  readonly commitAll = (labId: string, parent: Option.Option<Head>, changes: ReadonlyArray<Change>) =>
     Effect.tryPromise({
       try: async () => {
         const time = Math.floor(Date.now() / 1000)
         const result = buildCommits(
-          readTree(labId),
+          this.readTree(labId),
           Option.getOrUndefined(parent),
           changes.map((c) => ({
             path: c.path,
@@ -84,22 +89,22 @@ export const makeDiskCommits = (options: DiskCommitsOptions) => {
         const tip = result.heads.at(-1)
         if (result.objects.length > 0 && tip !== undefined) {
           const pack = writePack(result.objects)
-          await store(labId, pack)
-          built.set(labId, { parent: Option.getOrUndefined(parent)?.commit, tip: tip.commit, pack: pack.pack })
+          await this.store(labId, pack)
+          this.built.set(labId, { parent: Option.getOrUndefined(parent)?.commit, tip: tip.commit, pack: pack.pack })
         }
         return result.heads.map(Option.fromNullable)
       },
       catch: (cause) => new GitError({ message: `git commit: ${describeFailure(cause)}` })
     })
 
-  const push = (labId: string, remote: GitRemote, commit: string, expected: Option.Option<string>) =>
-    Effect.gen(function* () {
-      const ready = built.get(labId)
+  readonly push = (labId: string, remote: GitRemote, commit: string, expected: Option.Option<string>) =>
+    Effect.gen(this, function* () {
+      const ready = this.built.get(labId)
       const from = Option.getOrUndefined(expected)
       if (ready === undefined || ready.tip !== commit || ready.parent !== from) {
         return yield* new GitError({ message: `push ${remote.url}: the commit ${commit} was not built by this process` })
       }
-      const target = targetOf(remote)
+      const target = this.targetOf(remote)
       const outcome = yield* Effect.tryPromise({
         try: async () => {
           const advertised = await receivePackAdvertisement(target)
@@ -111,19 +116,19 @@ export const makeDiskCommits = (options: DiskCommitsOptions) => {
           }
           return sendPack(target, { from, to: commit }, ready.pack)
         },
-        catch: failed("push", remote)
+        catch: this.failed("push", remote)
       })
       if (outcome._tag === "Refused") {
         return yield* outcome.stale
           ? new PushRejected({ message: `push to ${remote.url} ${remote.branch} rejected: the remote branch moved` })
           : new GitError({ message: `push ${remote.url} ${remote.branch}: the git host refused the update` })
       }
-      built.delete(labId)
+      this.built.delete(labId)
     })
 
   /** Walk the first parents and merges from `tip` in the store; a commit missing from it ends the walk there. */
-  const seen = (labId: string, tip: string, commit: string, limit: number): "found" | "not found" | "more needed" => {
-    const objects = options.objectsOf(labId)
+  private readonly seen = (labId: string, tip: string, commit: string, limit: number): "found" | "not found" | "more needed" => {
+    const objects = this.options.objectsOf(labId)
     const queue = [tip]
     const visited = new Set<string>()
     while (queue.length > 0 && visited.size < limit) {
@@ -139,18 +144,20 @@ export const makeDiskCommits = (options: DiskCommitsOptions) => {
     return queue.length === 0 ? "not found" : "more needed"
   }
 
-  const reaches = (labId: string, remote: GitRemote, tip: string, commit: string) =>
-    Effect.gen(function* () {
+  readonly reaches = (labId: string, remote: GitRemote, tip: string, commit: string) =>
+    Effect.gen(this, function* () {
       for (const depth of SEARCH_DEPTHS) {
-        const found = seen(labId, tip, commit, depth)
+        const found = this.seen(labId, tip, commit, depth)
         if (found !== "more needed") return found === "found"
         yield* Effect.tryPromise({
-          try: () => deepen({ ...options.fetchSettings(labId), url: remote.url, branch: remote.branch, token: Option.getOrUndefined(remote.token) }, tip, depth),
-          catch: failed("fetch", remote)
+          try: () => deepen({ ...this.options.fetchSettings(labId), url: remote.url, branch: remote.branch, token: Option.getOrUndefined(remote.token) }, tip, depth),
+          catch: this.failed("fetch", remote)
         })
       }
-      return seen(labId, tip, commit, SEARCH_DEPTHS.at(-1) ?? 1_000) === "found"
+      return this.seen(labId, tip, commit, SEARCH_DEPTHS.at(-1) ?? 1_000) === "found"
     })
 
-  return { commitAll, push, reaches, forget: (labId: string) => built.delete(labId) }
+  readonly forget = (labId: string) => this.built.delete(labId)
 }
+
+export const makeDiskCommits = (options: DiskCommitsOptions) => new DiskCommits(options)

@@ -104,14 +104,14 @@ const fetchAndStore = async (
     if (!indexed.contains(want.tip) && want.depth === 1) throw new MissingBase("the pack lacks the commit it was asked for")
     const name = join(packDir, `pack-${indexed.checksum}`)
     // the .idx last: a reader sees a pack only once both files are whole
-    sink.persist(`${name}.pack`)
+    await sink.persist(`${name}.pack`)
     await writeAtomically(`${name}.idx`, indexed.idx)
     const shallows = new Set([...shallow, ...update.shallow])
     for (const oid of update.unshallow) shallows.delete(oid)
     await writeAtomically(shallowPathOf(request.gitdir), [...shallows].map((oid) => `${oid}\n`).join(""))
     return indexed.objects
   } catch (cause) {
-    sink.discard()
+    await sink.discard()
     throw cause
   } finally {
     scratch.dispose()

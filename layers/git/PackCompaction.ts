@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { bufferAccess } from "./RandomAccess.js"
 import { inflateEntry } from "./Inflate.js"
@@ -24,24 +24,23 @@ interface PackFile {
   readonly bytes: number
 }
 
-const packsOf = (gitdir: string): Array<PackFile> => {
+const packsOf = async (gitdir: string): Promise<Array<PackFile>> => {
   const dir = join(gitdir, "objects", "pack")
   let names: Array<string>
   try {
-    names = readdirSync(dir)
+    names = await readdir(dir)
   } catch {
     return []
   }
-  return names
-    .filter((name) => name.endsWith(".idx"))
-    .flatMap((name) => {
-      const base = join(dir, name.slice(0, -4))
-      try {
-        return [{ base, bytes: statSync(`${base}.pack`).size }]
-      } catch {
-        return []
-      }
-    })
+  const found = await Promise.all(
+    names
+      .filter((name) => name.endsWith(".idx"))
+      .map(async (name): Promise<Array<PackFile>> => {
+        const base = join(dir, name.slice(0, -4))
+        return stat(`${base}.pack`).then((s) => [{ base, bytes: s.size }], () => [])
+      })
+  )
+  return found.flat()
 }
 
 /** The packs to merge: the smallest, each next one under twice the sum before it, within the byte bound. */
@@ -58,11 +57,11 @@ export const geometricChoice = (sizes: ReadonlyArray<number>): number => {
 }
 
 /** The objects of one pack file as they are stored: whole, or a delta on a base named by id. */
-const objectsOfPack = (base: string): Array<PackObject> => {
-  const idx = readFileSync(`${base}.idx`)
+const objectsOfPack = async (base: string): Promise<Array<PackObject>> => {
+  const idx = await readFile(`${base}.idx`)
   const count = idxCount(idx)
   if (count === undefined) throw new PackError(`${base}.idx is not a pack index`)
-  const pack = readFileSync(`${base}.pack`)
+  const pack = await readFile(`${base}.pack`)
   const entries = idxEntries(idx, count)
   const idAt = new Map(entries.map((e) => [e.offset, e.id]))
   const access = bufferAccess(pack)
@@ -101,26 +100,26 @@ const basesFirst = (objects: ReadonlyArray<PackObject>): Array<PackObject> => {
  * `beforeRemoving` runs once the new pack is in place: the caller closes its readers of the store there. Run it
  * while no other job uses the store.
  */
-export const compactPacks = (gitdir: string, beforeRemoving: () => void): boolean => {
-  const packs = packsOf(gitdir)
+export const compactPacks = async (gitdir: string, beforeRemoving: () => void): Promise<boolean> => {
+  const packs = await packsOf(gitdir)
   if (packs.length < COMPACT_FROM_PACKS) return false
   const count = geometricChoice(packs.map((p) => p.bytes))
   if (count < 2) return false
   const chosen = [...packs].sort((a, b) => a.bytes - b.bytes).slice(0, count)
   const unique = new Map<string, PackObject>()
-  for (const pack of chosen) for (const object of objectsOfPack(pack.base)) if (!unique.has(object.id)) unique.set(object.id, object)
+  for (const pack of chosen) for (const object of await objectsOfPack(pack.base)) if (!unique.has(object.id)) unique.set(object.id, object)
   const written = writePack(basesFirst([...unique.values()]))
   const base = join(gitdir, "objects", "pack", `pack-${written.checksum.toString("hex")}`)
-  writeFileSync(`${base}.pack.tmp`, written.pack, { mode: 0o600 })
-  renameSync(`${base}.pack.tmp`, `${base}.pack`)
-  writeFileSync(`${base}.idx.tmp`, buildIdx(written.entries, written.checksum), { mode: 0o600 })
-  renameSync(`${base}.idx.tmp`, `${base}.idx`)
+  await writeFile(`${base}.pack.tmp`, written.pack, { mode: 0o600 })
+  await rename(`${base}.pack.tmp`, `${base}.pack`)
+  await writeFile(`${base}.idx.tmp`, buildIdx(written.entries, written.checksum), { mode: 0o600 })
+  await rename(`${base}.idx.tmp`, `${base}.idx`)
   beforeRemoving()
   for (const pack of chosen) {
     if (pack.base === base) continue
     // the index first: a reader never finds an index whose pack is gone
-    rmSync(`${pack.base}.idx`, { force: true })
-    rmSync(`${pack.base}.pack`, { force: true })
+    await rm(`${pack.base}.idx`, { force: true })
+    await rm(`${pack.base}.pack`, { force: true })
   }
   return true
 }

@@ -13,7 +13,7 @@ import {
   readEntryHeader,
   TYPES
 } from "./PackFormat.js"
-import { type Base, DELTA_IN_MEMORY, type Entry, makeResolver, MAX_METADATA_BYTES, mib } from "./PackResolver.js"
+import { type Base, DELTA_IN_MEMORY, type Entry, makeResolver, MAX_METADATA_BYTES, mib, type Resolver } from "./PackResolver.js"
 import { bufferAccess, makeScratch, type RandomAccess } from "./RandomAccess.js"
 
 /**
@@ -84,7 +84,8 @@ const makeSlicer = () => {
   }
 }
 
-const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOptions, scratch: ReturnType<typeof makeScratch>): Promise<IndexedPack> => {
+/** The pack's header and trailer checked: its object count (within the ceiling), where its entries end. */
+const checkedPack = (pack: RandomAccess, limits: IndexLimits) => {
   const head = pack.read(0, 12)
   if (pack.size < 32 || head.toString("latin1", 0, 4) !== "PACK") throw new PackError("not a pack")
   const version = head.readUInt32BE(4)
@@ -96,11 +97,43 @@ const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOpti
   const end = pack.size - 20
   const trailer = pack.read(end, 20)
   if (!checksumOf(pack, end).equals(trailer)) throw new PackError("pack checksum mismatch")
+  return { count, end, trailer }
+}
 
-  const { entries, byOffset, byId, kept, spend, remember, baseOf, baseInfo, entryData, resolveInMemory, resolveDelta, isLarge } =
-    makeResolver(pack, limits, options, scratch)
+/** A REF_DELTA whose base was not known when it was read. */
+interface Deferred {
+  readonly i: number
+  readonly offset: number
+  readonly baseId: string
+}
+
+/** Resolve the REF_DELTAs whose base came later in the pack (or is in the store), round after round. */
+const resolveDeferred = async (resolver: Resolver, deferred: ReadonlyArray<Deferred>, options: IndexOptions, slice: () => Promise<void>) => {
+  for (let left = deferred; left.length > 0; ) {
+    const next: Array<Deferred> = []
+    for (const d of left) {
+      await slice()
+      const index = resolver.byId.get(d.baseId)
+      const external = index === undefined ? options.external?.(d.baseId) : undefined
+      const base: Base | undefined = index !== undefined ? { index } : external ? { external } : undefined
+      if (base && resolver.baseInfo(base)?.type !== undefined) {
+        const { data, buffer } = await resolver.entryData(d.offset)
+        await resolver.resolveDelta(d.i, data, buffer, base)
+      } else {
+        next.push(d)
+      }
+    }
+    if (next.length === left.length) throw new MissingBase("a delta's base is neither in the pack nor in the store")
+    left = next
+  }
+}
+
+const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOptions, scratch: ReturnType<typeof makeScratch>): Promise<IndexedPack> => {
+  const { count, end, trailer } = checkedPack(pack, limits)
+  const resolver = makeResolver(pack, limits, options, scratch)
+  const { entries, byOffset, byId, kept, spend, remember, baseOf, baseInfo, entryData, resolveInMemory, resolveDelta, isLarge } = resolver
   // REF_DELTAs whose base comes later: only where they are is kept (their data is inflated again then)
-  const deferred: Array<{ readonly i: number; readonly offset: number; readonly baseId: string }> = []
+  const deferred: Array<Deferred> = []
   const slice = makeSlicer()
   let pos = 12
   for (let i = 0; i < count; i++) {
@@ -146,24 +179,7 @@ const index = async (pack: RandomAccess, limits: IndexLimits, options: IndexOpti
   }
   if (pos !== end) throw new PackError("pack has trailing bytes")
 
-  // REF_DELTAs whose base came later in the pack
-  for (let left = deferred; left.length > 0; ) {
-    const next: typeof deferred = []
-    for (const d of left) {
-      await slice()
-      const index = byId.get(d.baseId)
-      const external = index === undefined ? options.external?.(d.baseId) : undefined
-      const base: Base | undefined = index !== undefined ? { index } : external ? { external } : undefined
-      if (base && baseInfo(base)?.type !== undefined) {
-        const { data, buffer } = await entryData(d.offset)
-        await resolveDelta(d.i, data, buffer, base)
-      } else {
-        next.push(d)
-      }
-    }
-    if (next.length === left.length) throw new MissingBase("a delta's base is neither in the pack nor in the store")
-    left = next
-  }
+  await resolveDeferred(resolver, deferred, options, slice)
   const idxEntries = entries.map((e) => ({ id: e.id ?? "", offset: e.offset, crc: e.crc }))
   return { checksum: trailer.toString("hex"), idx: buildIdx(idxEntries, trailer), objects: kept, contains: (id: string) => byId.has(id) }
 }

@@ -1,4 +1,5 @@
-import { closeSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from "node:fs"
+import { closeSync, openSync, writeSync } from "node:fs"
+import { rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { CeilingExceeded } from "./PackFormat.js"
 import { bufferAccess, type FileAccess, fileAccess, type RandomAccess } from "./RandomAccess.js"
@@ -21,6 +22,8 @@ export const makePackSink = (dir: string, limits: { readonly maxPackBytes: numbe
   let file: FileAccess | undefined
   let counted = false
 
+  // the spill and the writes after it stay synchronous: `write` is the receiving stream's callback (it keeps the
+  // chunks in order without its own queue), and only a pack over IN_MEMORY_PACK_BYTES ever reaches the file
   const spill = () => {
     fd = openSync(temp, "w", 0o600)
     for (const chunk of chunks) writeSync(fd, chunk)
@@ -57,22 +60,22 @@ export const makePackSink = (dir: string, limits: { readonly maxPackBytes: numbe
       file = fileAccess(temp)
       return file
     },
-    /** Store the pack at `path` (its final name). */
-    persist: (path: string) => {
+    /** Store the pack at `path` (its final name). Written asynchronously: a pack kept in memory may be 64 MiB. */
+    persist: async (path: string) => {
       if (file === undefined) {
-        writeFileSync(temp, Buffer.concat(chunks), { mode: 0o600 })
+        await writeFile(temp, Buffer.concat(chunks), { mode: 0o600 })
       } else {
         file.close()
       }
-      renameSync(temp, path)
+      await rename(temp, path)
       chunks = []
     },
-    discard: () => {
+    discard: async () => {
       if (fd !== undefined) closeSync(fd)
       fd = undefined
       file?.close()
       chunks = []
-      rmSync(temp, { force: true })
+      await rm(temp, { force: true })
     }
   }
 }

@@ -65,16 +65,21 @@ const describeFailure = (cause: unknown, signal: AbortSignal): string => {
 export const statusFailure = (status: number): TransportError =>
   new TransportError(`the git host answered HTTP ${status}${STATUS_CODES[status] ? ` (${STATUS_CODES[status]})` : ""}`)
 
-export const makeTransport = (options: TransportOptions) => {
-  const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
+/** The guarded transport: each connection checked against the host policy (see Transport above). */
+export class GuardedTransport {
+  constructor(
+    private readonly options: TransportOptions
+  ) {}
+
+  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
 
   /** node:net's lookup hook: resolve, keep only allowed addresses, refuse when none is left. */
-  const guardedLookup =
+  private readonly guardedLookup =
     (port: number): LookupFunction =>
     (hostname, lookupOptions, callback) => {
-      options.resolve(hostname).then(
+      this.options.resolve(hostname).then(
         (addresses) => {
-          const verdicts = addresses.map((a) => ({ ...a, verdict: addressVerdict(options.allowed, a.address, port) }))
+          const verdicts = addresses.map((a) => ({ ...a, verdict: addressVerdict(this.options.allowed, a.address, port) }))
           const allowed = verdicts.filter((a) => Either.isRight(a.verdict))
           const first = allowed[0]
           if (first === undefined) {
@@ -90,14 +95,14 @@ export const makeTransport = (options: TransportOptions) => {
     }
 
   /** Refuse before connecting what needs no lookup: a literal private address, localhost. */
-  const checkLiteral = (url: URL) => {
-    const verdict = literalVerdict(options.allowed, url)
+  private readonly checkLiteral = (url: URL) => {
+    const verdict = literalVerdict(this.options.allowed, url)
     if (Either.isLeft(verdict)) throw new TransportError(`${url.hostname} is not allowed: ${verdict.left}`)
   }
 
-  const once = (url: URL, init: GitRequest) =>
+  private readonly once = (url: URL, init: GitRequest) =>
     new Promise<IncomingMessage>((resolve, reject) => {
-      checkLiteral(url)
+      this.checkLiteral(url)
       const port = portOf(url)
       const secure = url.protocol === "https:"
       const exchange = (secure ? https : http).request(
@@ -106,9 +111,9 @@ export const makeTransport = (options: TransportOptions) => {
           method: init.method,
           headers: { ...init.headers, "accept-encoding": "identity", ...(init.body ? { "content-length": String(init.body.length) } : {}) },
           signal: init.signal,
-          agent: secure ? agents.https : agents.http,
+          agent: secure ? this.agents.https : this.agents.http,
           // names the operator allowed reach any address; others only allowed ones
-          ...(isAllowedName(options.allowed, url.hostname, port) ? {} : { lookup: guardedLookup(port) })
+          ...(isAllowedName(this.options.allowed, url.hostname, port) ? {} : { lookup: this.guardedLookup(port) })
         },
         resolve
       )
@@ -117,12 +122,12 @@ export const makeTransport = (options: TransportOptions) => {
     })
 
   /** One exchange with the git host at `url`, following same-origin redirects of a GET. */
-  const request = async (url: string, init: GitRequest): Promise<Exchange> => {
+  readonly request = async (url: string, init: GitRequest): Promise<Exchange> => {
     try {
       let current = new URL(url)
       const origin = current.origin
       for (let hop = 0; ; hop++) {
-        const response = await once(current, init)
+        const response = await this.once(current, init)
         const status = response.statusCode ?? 0
         const location = response.headers.location
         if (status < 300 || status >= 400 || location === undefined) return { url: current, status, headers: response.headers, body: response }
@@ -139,24 +144,25 @@ export const makeTransport = (options: TransportOptions) => {
   }
 
   /** The link-time check: the URL's host is allowed, and a name resolves to at least one allowed address. */
-  const check = async (url: URL): Promise<Either.Either<void, string>> => {
-    const literal = literalVerdict(options.allowed, url)
+  readonly check = async (url: URL): Promise<Either.Either<void, string>> => {
+    const literal = literalVerdict(this.options.allowed, url)
     if (Either.isLeft(literal)) return Either.left(literal.left)
     if (!literal.right) return Either.void
-    const addresses = await options.resolve(url.hostname).catch(() => undefined)
+    const addresses = await this.options.resolve(url.hostname).catch(() => undefined)
     if (addresses === undefined || addresses.length === 0) return Either.left(`${url.hostname} does not resolve`)
-    const verdicts = addresses.map((a) => addressVerdict(options.allowed, a.address, portOf(url)))
+    const verdicts = addresses.map((a) => addressVerdict(this.options.allowed, a.address, portOf(url)))
     const refused = verdicts.find(Either.isLeft)
     return verdicts.some(Either.isRight) ? Either.void : Either.left(refused && Either.isLeft(refused) ? `${url.hostname} resolves to ${refused.left}` : "refused")
   }
 
-  const close = () => {
-    agents.http.destroy()
-    agents.https.destroy()
+  readonly close = () => {
+    this.agents.http.destroy()
+    this.agents.https.destroy()
   }
 
-  return { request, check, close }
 }
+
+export const makeTransport = (options: TransportOptions) => new GuardedTransport(options)
 
 export type Transport = ReturnType<typeof makeTransport>
 

@@ -4,7 +4,7 @@ import { Api } from "../Api.js"
 import { bodyTooLarge, WEBHOOK_MAX_BODY_BYTES } from "../http/BodyLimit.js"
 import { BadGateway, PayloadTooLarge, ValidationError } from "../http/Errors.js"
 import { respondWith } from "../http/Envelope.js"
-import { Labs } from "../labs/Labs.js"
+import { LabRequests } from "../http/LabRequests.js"
 import { Quotas } from "../quotas/Quotas.js"
 import { WebhookAnswer } from "./RepoLink.js"
 import { Sync } from "./Sync.js"
@@ -12,20 +12,20 @@ import { WebhookReceiver } from "./WebhookReceiver.js"
 
 export const SyncHttp = HttpApiBuilder.group(Api, "sync", (handlers) =>
   Effect.gen(function* () {
-    const labs = yield* Labs
+    const lab = yield* LabRequests
     const sync = yield* Sync
     const quotas = yield* Quotas
     return handlers
-      .handle("status", ({ urlParams }) => Effect.flatMap(labs.access(urlParams.labId, "read"), (lab) => sync.status(lab.id)))
-      .handle("link", ({ payload: { labId, ...input } }) => Effect.flatMap(labs.access(labId, "write"), (lab) => sync.link(lab.id, input)))
+      .handle("status", ({ urlParams }) => lab.read(urlParams.labId, (scope) => sync.status(scope.labId)))
+      .handle("link", ({ payload: { labId, ...input } }) => lab.write(labId, (scope) => sync.link(scope.labId, input)))
       .handle("pull", ({ payload }) =>
-        Effect.flatMap(labs.access(payload.labId, "write"), (lab) =>
-          Effect.zipRight(quotas.forcedSync(lab), sync.syncNow(lab.id, Option.fromNullable(payload.subPath))).pipe(
+        lab.write(payload.labId, (scope) =>
+          Effect.zipRight(quotas.forcedSync(scope.lab), sync.syncNow(scope.labId, Option.fromNullable(payload.subPath))).pipe(
             Effect.catchTag("GitError", (e) => Effect.fail(new BadGateway({ message: `git: ${e.message}` })))
           )
         )
       )
-      .handle("secret", ({ payload }) => Effect.flatMap(labs.access(payload.labId, "write"), (lab) => sync.secret(lab.id)))
+      .handle("secret", ({ payload }) => lab.write(payload.labId, (scope) => sync.secret(scope.labId)))
   })
 )
 

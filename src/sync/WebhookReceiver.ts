@@ -2,6 +2,7 @@ import { Clock, Effect, Option } from "effect"
 import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationError } from "../http/Errors.js"
 import { problemWith } from "../http/InputCheck.js"
 import { reportWindow } from "../http/RequestContext.js"
+import { systemLab } from "../labs/LabId.js"
 import { MINUTE_MILLIS, RateLimits } from "../ratelimit/RateLimits.js"
 import type { WebhookAnswer } from "./RepoLink.js"
 import { type WebhookLink, WebhookLinks } from "./WebhookLinks.js"
@@ -18,7 +19,6 @@ import {
   verifySignature,
   WebhookFailureLimit
 } from "./Webhooks.js"
-
 
 const notJson = () => new ValidationError({ message: "the webhook body is not a JSON payload" })
 
@@ -45,6 +45,52 @@ const recentDeliveries = (perGeneration: number) => {
   }
 }
 
+/**
+ * Failures are counted per client address while a delivery names no repository (a body over the limit, not
+ * JSON, no repository in it: a git host never sends those), and per address and repository once it does (no
+ * lab, no secret, a wrong signature). Git hosts deliver every repository's hooks from a few shared addresses:
+ * a tenant whose own hook keeps failing must not get those addresses throttled for every other lab.
+ */
+const failuresOf = (address: string, repository?: string) =>
+  repository === undefined ? `webhook-failures:${address}` : `webhook-failures:${address}:${repository}`
+
+/** What a delivery is about, read without parsing it: its host, its JSON text, the repository it names. */
+const identify = (hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
+  Effect.gen(function* () {
+    if (!isGitHost(hostSegment)) {
+      return yield* new NotFound({ message: `unknown git host ${hostSegment}: use github, gitlab, gitea, forgejo or bitbucket` })
+    }
+    const host: GitHost = hostSegment
+    const document = documentOf(headers["content-type"], Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"))
+    if (document === undefined) return yield* notJson()
+    const identity = repositoryIn(host, document)
+    if (!identity.json) return yield* notJson()
+    const hostile = [...identity.fullNames, ...identity.urls].map(problemWith).find((p) => p !== undefined)
+    if (hostile !== undefined) return yield* new ValidationError({ message: `repository: ${hostile}` })
+    const named = identity.fullNames[0] ?? identity.urls[0]
+    if (named === undefined) return yield* new NotFound({ message: "the payload names no repository" })
+    return { host, document, identity, repository: named.toLowerCase() }
+  })
+
+/** The links whose secret signed the delivery; refused as a git host would need to hear it. */
+const signedBy =
+  (host: GitHost, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array, identity: RepositoryIdentity) =>
+  (links: ReadonlyArray<WebhookLink>) =>
+    Effect.gen(function* () {
+      if (links.length === 0) {
+        return yield* new NotFound({
+          message: `no lab is linked to ${identity.fullNames[0] ?? identity.urls[0] ?? "this repository"}`
+        })
+      }
+      if (!links.some((l) => l.hasSecret)) {
+        return yield* new PreconditionFailed({
+          message: "the lab has no webhook secret yet: create one with POST /api/v1/sync/secret"
+        })
+      }
+      const verified = links.filter((l) => Option.isSome(l.secret) && verifySignature(host, headers, body, l.secret.value))
+      if (verified.length === 0) return yield* new Unauthorized({ message: "the webhook signature does not match the secret" })
+      return verified
+    })
 
 /**
  * POST /api/webhooks/<git_host>: find the labs the delivery names (a lexical
@@ -63,15 +109,6 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
     const rateLimits = yield* RateLimits
     const failureLimit = yield* WebhookFailureLimit
 
-    /**
-     * Failures are counted per client address while a delivery names no repository (a body over the limit, not
-     * JSON, no repository in it: a git host never sends those), and per address and repository once it does (no
-     * lab, no secret, a wrong signature). Git hosts deliver every repository's hooks from a few shared addresses:
-     * a tenant whose own hook keeps failing must not get those addresses throttled for every other lab.
-     */
-    const failuresOf = (address: string, repository?: string) =>
-      repository === undefined ? `webhook-failures:${address}` : `webhook-failures:${address}:${repository}`
-
     /** 429 for an address (or an address and repository) that failed too often this minute. */
     const admit = (address: string, repository?: string) =>
       Effect.flatMap(rateLimits.count(failuresOf(address, repository), failureLimit, MINUTE_MILLIS, 0), (window) =>
@@ -88,44 +125,6 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
     /** Count a failed delivery. */
     const failed = (address: string, repository?: string) =>
       Effect.asVoid(rateLimits.count(failuresOf(address, repository), failureLimit, MINUTE_MILLIS))
-
-    /** What a delivery is about, read without parsing it: its host, its JSON text, the repository it names. */
-    const identify = (hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
-      Effect.gen(function* () {
-        if (!isGitHost(hostSegment)) {
-          return yield* new NotFound({ message: `unknown git host ${hostSegment}: use github, gitlab, gitea, forgejo or bitbucket` })
-        }
-        const host: GitHost = hostSegment
-        const document = documentOf(headers["content-type"], Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"))
-        if (document === undefined) return yield* notJson()
-        const identity = repositoryIn(host, document)
-        if (!identity.json) return yield* notJson()
-        const hostile = [...identity.fullNames, ...identity.urls].map(problemWith).find((p) => p !== undefined)
-        if (hostile !== undefined) return yield* new ValidationError({ message: `repository: ${hostile}` })
-        const named = identity.fullNames[0] ?? identity.urls[0]
-        if (named === undefined) return yield* new NotFound({ message: "the payload names no repository" })
-        return { host, document, identity, repository: named.toLowerCase() }
-      })
-
-    /** The links whose secret signed the delivery; refused as a git host would need to hear it. */
-    const signedBy =
-      (host: GitHost, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array, identity: RepositoryIdentity) =>
-      (links: ReadonlyArray<WebhookLink>) =>
-        Effect.gen(function* () {
-          if (links.length === 0) {
-            return yield* new NotFound({
-              message: `no lab is linked to ${identity.fullNames[0] ?? identity.urls[0] ?? "this repository"}`
-            })
-          }
-          if (!links.some((l) => l.hasSecret)) {
-            return yield* new PreconditionFailed({
-              message: "the lab has no webhook secret yet: create one with POST /api/v1/sync/secret"
-            })
-          }
-          const verified = links.filter((l) => Option.isSome(l.secret) && verifySignature(host, headers, body, l.secret.value))
-          if (verified.length === 0) return yield* new Unauthorized({ message: "the webhook signature does not match the secret" })
-          return verified
-        })
 
     /**
      * Receive a delivery from `address`. A failure before it names a repository counts against the address; after,
@@ -169,7 +168,7 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         const queued: Array<string> = []
         for (const link of targets) {
           if (recent.firstTime(`${host}\u0000${deliveryId}\u0000${link.labId}`)) {
-            yield* supervisor.requestPull(link.labId)
+            yield* supervisor.requestPull(systemLab(link.labId))
             queued.push(link.labId)
           }
         }

@@ -60,7 +60,7 @@ export const memorySync = () => {
         const initial = yield* Effect.flatMap(GitMemory.InMemoryRemotes, (r) => r.pushFromOutside(url, "main", { ...INITIAL_REMOTE }))
         const sync = yield* SyncRepo
         yield* sync.saveLink({ labId: lab.id, repo: url, repoKey: repoKeyOf(url), defaultBranch: "main", autoPush: true, token: Option.none() })
-        yield* Effect.flatMap(SyncEngine, (e) => e.pull(lab.id, Option.none(), false))
+        yield* Effect.flatMap(SyncEngine, (e) => e.pull(systemLab(lab.id), Option.none(), false))
         return { labId: systemLab(lab.id), initial }
       })
     )

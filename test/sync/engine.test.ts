@@ -35,7 +35,7 @@ const linkedLab = (autoPush = false) =>
       autoPush,
       token: Option.none()
     })
-    return { labId: lab.id, url }
+    return { labId: systemLab(lab.id), url }
   })
 
 const content = (labId: string, path: string) =>

@@ -35,7 +35,7 @@ const linkedLab = Effect.gen(function* () {
   const lab = yield* Effect.orDie(labs.insert({ slug, name: slug, plan: "free" }))
   const url = `https://git.example.com/team/${slug}.git`
   yield* sync.saveLink({ labId: lab.id, repo: url, repoKey: repoKeyOf(url), defaultBranch: "main", autoPush: false, token: Option.none() })
-  return { labId: lab.id, url }
+  return { labId: systemLab(lab.id), url }
 })
 
 /** What `git hash-object` prints for these bytes. */

@@ -57,7 +57,7 @@ describe("pack compaction", () => {
     reader.close()
   })
 
-  it("keeps a store written to 300 times to a few packs, every object readable as it was", () => {
+  it("keeps a store written to 300 times to a few packs, every object readable as it was", async () => {
     const root = mkdtempSync(join(tmpdir(), "lab-compact-"))
     dirs.push(root)
     const gitdir = join(root, "lab.git")
@@ -90,7 +90,7 @@ describe("pack compaction", () => {
         if (read) written.set(object.id, read.content)
       }
       most = Math.max(most, packCount(gitdir))
-      compactPacks(gitdir, () => reader.close())
+      await compactPacks(gitdir, () => reader.close())
     }
     expect(most).toBeLessThanOrEqual(COMPACT_FROM_PACKS)
     expect(packCount(gitdir)).toBeLessThan(COMPACT_FROM_PACKS)

@@ -6,6 +6,7 @@
 import { SqlClient } from "@effect/sql"
 import { expect, layer } from "@effect/vitest"
 import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Option, Redacted, Scope, TestClock, TestServices } from "effect"
+import { systemLab } from "../../src/labs/LabId.js"
 import { randomBytes } from "node:crypto"
 import * as Database from "../../layers/Database.js"
 import * as GitMemory from "../../layers/git/GitMemory.js"
@@ -76,9 +77,9 @@ const syncedLab = Effect.gen(function* () {
   yield* remotes.pushFromOutside(url, "main", { "README.md": "# readme\n" })
   yield* sync.saveLink({ labId: lab.id, repo: url, repoKey: repoKeyOf(url), defaultBranch: "main", autoPush: true, token: Option.none() })
   const started = yield* startSupervisor
-  yield* started.supervisor.requestPull(lab.id)
+  yield* started.supervisor.requestPull(systemLab(lab.id))
   yield* until("the lab is synced", Effect.map(sync.link(lab.id), (l) => Option.isSome(l) && l.value.lastSyncSha !== null))
-  return { labId: lab.id, url, ...started }
+  return { labId: systemLab(lab.id), url, ...started }
 })
 
 const queueWrites = (labId: string, from: number, count: number) =>
