@@ -35,7 +35,16 @@ const linkedLab = (autoPush = false) =>
       autoPush,
       token: Option.none()
     })
-    return { labId: systemLab(lab.id), url }
+    return { labId: systemLab(lab.id), url, remotes: yield* GitMemory.InMemoryRemotes, engine: yield* SyncEngine, sync }
+  })
+
+/** A linked lab whose remote holds `tree`, pulled once (`full`: a full reconcile). */
+const syncedLab = (autoPush: boolean, tree: Record<string, string>, full = false) =>
+  Effect.gen(function* () {
+    const linked = yield* linkedLab(autoPush)
+    yield* linked.remotes.pushFromOutside(linked.url, "main", tree)
+    yield* linked.engine.pull(linked.labId, Option.none(), full)
+    return linked
   })
 
 const content = (labId: string, path: string) =>
@@ -44,9 +53,7 @@ const content = (labId: string, path: string) =>
 layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
   it.effect("first pull takes the text files the rules allow and counts what it skipped", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const { labId, url } = yield* linkedLab()
+      const { labId, url, remotes, engine } = yield* linkedLab()
       yield* remotes.pushFromOutside(url, "main", {
         "README.md": "# hi\n",
         "src/a.ts": "export const a = 1\n",
@@ -68,12 +75,8 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
 
   it.effect("an incremental pull applies only what changed, removes files deleted in git, keeps API files", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
       const files = yield* FilesRepo
-      const { labId, url } = yield* linkedLab()
-      yield* remotes.pushFromOutside(url, "main", { "a.md": "a", "b.md": "b", "c.md": "c" })
-      yield* engine.pull(labId, Option.none(), true)
+      const { labId, url, remotes, engine } = yield* syncedLab(false, { "a.md": "a", "b.md": "b", "c.md": "c" }, true)
       const now = new Date()
       yield* files.upsert({ labId, path: "/local.md", content: "mine", size: 4, sha: "x".repeat(40), source: "api", fromGit: false, createdAt: now, updatedAt: now })
       const head = yield* remotes.pushFromOutside(url, "main", { "a.md": "A!", "c.md": null, "d.md": "d" })
@@ -88,10 +91,8 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
 
   it.effect("records one activity entry per sync with counts and the short commit", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
       const activity = yield* ActivityRepo
-      const { labId, url } = yield* linkedLab()
+      const { labId, url, remotes, engine } = yield* linkedLab()
       const head = yield* remotes.pushFromOutside(url, "main", { "x.md": "x", "y.md": "y" })
       yield* engine.pull(labId, Option.none(), true)
       const page = yield* activity.list(systemLab(labId), { limit: 10, cursor: Option.none() })
@@ -101,12 +102,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
 
   it.effect("pushes each outbox entry as its own commit and forgets the entries", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const sync = yield* SyncRepo
-      const { labId, url } = yield* linkedLab(true)
-      yield* remotes.pushFromOutside(url, "main", { "keep.md": "k" })
-      yield* engine.pull(labId, Option.none(), false)
+      const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "keep.md": "k" })
       yield* sync.enqueue(labId, "/notes/new.md", "new", "key_test")
       yield* sync.enqueue(labId, "/keep.md", null, "key_test")
       expect(yield* engine.push(labId)).toBe(2)
@@ -117,12 +113,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
 
   it.effect("after an outside push, commits land on top of it and the outside change is pulled", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const sync = yield* SyncRepo
-      const { labId, url } = yield* linkedLab(true)
-      yield* remotes.pushFromOutside(url, "main", { "a.md": "a" })
-      yield* engine.pull(labId, Option.none(), false)
+      const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "a.md": "a" })
       yield* remotes.pushFromOutside(url, "main", { "outside.md": "o" })
       yield* sync.enqueue(labId, "/mine.md", "m", "key_test")
       yield* engine.push(labId)
@@ -134,13 +125,8 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
 
   it.effect("a pending local write wins over a remote change to the same path", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const sync = yield* SyncRepo
       const files = yield* FilesRepo
-      const { labId, url } = yield* linkedLab(true)
-      yield* remotes.pushFromOutside(url, "main", { "a.md": "v1" })
-      yield* engine.pull(labId, Option.none(), false)
+      const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "a.md": "v1" })
       const now = new Date()
       yield* files.upsert({ labId, path: "/a.md", content: "local", size: 5, sha: "y".repeat(40), source: "api", fromGit: true, createdAt: now, updatedAt: now })
       yield* sync.enqueue(labId, "/a.md", "local", "key_test")
@@ -153,12 +139,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
 
   it.effect("when the host is down the push fails, the entries stay, and a later push delivers them", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const sync = yield* SyncRepo
-      const { labId, url } = yield* linkedLab(true)
-      yield* remotes.pushFromOutside(url, "main", { "a.md": "a" })
-      yield* engine.pull(labId, Option.none(), false)
+      const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "a.md": "a" })
       yield* sync.enqueue(labId, "/b.md", "b", "key_test")
       yield* remotes.failNext(1)
       const failed = yield* Effect.flip(engine.push(labId))
@@ -171,12 +152,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
 
   it.effect("an entry git refuses (queued by an older version) is set aside with its reason; the writes around it land", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const sync = yield* SyncRepo
-      const { labId, url } = yield* linkedLab(true)
-      yield* remotes.pushFromOutside(url, "main", { "a.md": "a" })
-      yield* engine.pull(labId, Option.none(), false)
+      const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "a.md": "a" })
       yield* sync.enqueue(labId, "/before.md", "1", "key_test")
       yield* sync.enqueue(labId, "/.git./config", "[core]", "key_test")
       yield* sync.enqueue(labId, "/git~1/config", null, "key_test")
@@ -197,11 +173,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
 
   it.effect("a subtree pull reconciles only that directory", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const { labId, url } = yield* linkedLab()
-      yield* remotes.pushFromOutside(url, "main", { "docs/a.md": "a", "src/b.ts": "b" })
-      yield* engine.pull(labId, Option.none(), false)
+      const { labId, url, remotes, engine } = yield* syncedLab(false, { "docs/a.md": "a", "src/b.ts": "b" })
       yield* remotes.pushFromOutside(url, "main", { "docs/a.md": "A", "docs/new.md": "n", "src/b.ts": "B" })
       const result = yield* engine.pull(labId, Option.some("/docs/"), true)
       expect(result).toMatchObject({ pulled: 1, updated: 1, removed: 0 })

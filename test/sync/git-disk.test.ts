@@ -11,7 +11,8 @@ import * as Iso from "../../layers/git/IsoOps.js"
 import { openObjectReader } from "../../layers/git/PackReader.js"
 import { Git, type GitChange } from "../../src/sync/Git.js"
 import { LOOPBACK } from "../support/DiskGit.js"
-import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
+import { workingCopy, type GitServer } from "../support/GitServer.js"
+import { useGitServer } from "../support/SyncServer.js"
 
 /**
  * The on-disk git layer's accelerators (layers/git/PackReader.ts, the fast diff
@@ -110,13 +111,9 @@ describe("on-disk git layer", () => {
   describe("against a git server", () => {
     let server: GitServer
     let root: string
-    beforeAll(async () => {
-      server = await startGitServer()
-      root = await mkdtemp(join(tmpdir(), "lab-git-disk-store-"))
-    })
-    afterAll(async () => {
-      await server.close()
-      await rm(root, { recursive: true, force: true })
+    useGitServer("lab-git-disk-store-", (started, scratch) => {
+      server = started
+      root = scratch
     })
 
     it("a change to a blob over 1 MiB arrives as a thin delta on the old one: measured without being read, exact when read", async () => {

@@ -1,27 +1,18 @@
 import { Option } from "effect"
 import { createHmac } from "node:crypto"
-import { mkdtemp, rm, writeFile, mkdir } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { writeFile, mkdir } from "node:fs/promises"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
+import { describe, expect, it } from "vitest"
+import { workingCopy, type GitServer } from "../support/GitServer.js"
 import { operatorOf } from "../support/LabFixture.js"
-import { startTestServer, type TestServer } from "../support/TestServer.js"
-import { diskGit } from "../support/DiskGit.js"
+import type { TestServer } from "../support/TestServer.js"
+import { useSyncServer } from "../support/SyncServer.js"
 
 let git: GitServer
 let server: TestServer
-let gitRoot: string
 
-beforeAll(async () => {
-  git = await startGitServer()
-  gitRoot = await mkdtemp(join(tmpdir(), "lab-service-git-"))
-  server = await startTestServer({ git: diskGit(gitRoot, 10_000) })
-})
-afterAll(async () => {
-  await server.close()
-  await git.close()
-  await rm(gitRoot, { recursive: true, force: true })
+useSyncServer("lab-service-git-", (stage) => {
+  ;({ git, server } = stage)
 })
 
 const until = async <A>(f: () => Promise<A | undefined>, what: string, timeoutMs = 15_000): Promise<A> => {

@@ -3,32 +3,25 @@
  * down, land as 1,100 commits in the order they were acknowledged, pushed in chunks (at most 500 writes each),
  * so the first ones are in the repository before the last are pushed; git fsck finds the result sound.
  */
-import { mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { afterAll, beforeAll, expect, it } from "vitest"
-import { diskGit } from "../support/DiskGit.js"
-import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
-import { startTestServer, type TestServer } from "../support/TestServer.js"
+import { expect, it } from "vitest"
+import { workingCopy, type GitServer } from "../support/GitServer.js"
+import type { TestServer } from "../support/TestServer.js"
 import { bareGit, put, until, userOf } from "../support/SyncSupport.js"
+import { useSyncServer } from "../support/SyncServer.js"
 
 const WRITES = 1_100
 const CHUNK = 500
 
 let git: GitServer
 let server: TestServer
-let dataDir: string
 
-beforeAll(async () => {
-  git = await startGitServer()
-  dataDir = await mkdtemp(join(tmpdir(), "lab-drain-"))
-  server = await startTestServer({ git: diskGit(dataDir, 30_000) })
-}, 60_000)
-afterAll(async () => {
-  await server.close()
-  await git.close()
-  await rm(dataDir, { recursive: true, force: true })
-})
+useSyncServer(
+  "lab-drain-",
+  (stage) => {
+    ;({ git, server } = stage)
+  },
+  30_000
+)
 
 it(`pushes ${WRITES} queued writes to one directory as ${WRITES} commits, in chunks of at most ${CHUNK}`, { timeout: 240_000 }, async () => {
   const user = userOf(server, server.adminKey)

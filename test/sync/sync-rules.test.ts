@@ -3,30 +3,21 @@
  * counts, deletions, subPath pulls and the activity feed, all checked through
  * the HTTP API as a user would.
  */
-import { mkdir, mkdtemp, rm, symlink, chmod } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { mkdir, rm, symlink, chmod } from "node:fs/promises"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
-import { startTestServer, type TestServer } from "../support/TestServer.js"
+import { describe, expect, it } from "vitest"
+import { workingCopy, type GitServer } from "../support/GitServer.js"
+import type { TestServer } from "../support/TestServer.js"
 import { deliver, pushDelivery, put, userOf, type User } from "../support/SyncSupport.js"
-import { diskGit } from "../support/DiskGit.js"
+import { useSyncServer } from "../support/SyncServer.js"
 
 let git: GitServer
 let server: TestServer
-let gitRoot: string
 let user: User
 
-beforeAll(async () => {
-  git = await startGitServer()
-  gitRoot = await mkdtemp(join(tmpdir(), "lab-sync-rules-"))
-  server = await startTestServer({ git: diskGit(gitRoot, 10_000) })
+useSyncServer("lab-sync-rules-", (stage) => {
+  ;({ git, server } = stage)
   user = userOf(server, server.adminKey)
-}, 120_000)
-afterAll(async () => {
-  await server?.close()
-  await git?.close()
-  await rm(gitRoot, { recursive: true, force: true })
 })
 
 /** A repository `owner/name` with a first commit, and a lab linked to it and synced. */

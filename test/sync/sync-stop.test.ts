@@ -4,14 +4,14 @@
  * waiting behind it with no client timeout, then SIGTERM. The forced sync is answered 503 with Retry-After, the
  * process exits within the documented bound, and a restart lands every write exactly once.
  */
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type GitServer, startGitServer, workingCopy } from "../support/GitServer.js"
+import { describe, expect, it } from "vitest"
+import { type GitServer, workingCopy } from "../support/GitServer.js"
 import { expectError } from "../support/http.js"
 import { startServiceProcess } from "../support/ServiceProcess.js"
 import { bareGit, fixedKeys, sleep, until, userOf } from "../support/SyncSupport.js"
+import { useGitServer } from "../support/SyncServer.js"
 
 const WRITES = 1_500
 /** README "Workers": jobs in progress get 10 s to end at a chunk boundary; then they are cut and the process exits. */
@@ -19,13 +19,9 @@ const STOP_BOUND_MS = 10_000 + 5_000
 
 let git: GitServer
 let base: string
-beforeAll(async () => {
-  git = await startGitServer()
-  base = await mkdtemp(join(tmpdir(), "lab-stop-"))
-})
-afterAll(async () => {
-  await git.close()
-  await rm(base, { recursive: true, force: true })
+useGitServer("lab-stop-", (started, root) => {
+  git = started
+  base = root
 })
 
 describe("SIGTERM while a push runs", () => {

@@ -4,31 +4,20 @@
  * duplicate deliveries, pushes to other branches, and the secret route.
  */
 import { createHmac } from "node:crypto"
-import { mkdtemp, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
+import { describe, expect, it } from "vitest"
+import { workingCopy, type GitServer } from "../support/GitServer.js"
 import { expectError } from "../support/http.js"
-import { startTestServer, type TestServer } from "../support/TestServer.js"
+import type { TestServer } from "../support/TestServer.js"
 import { deliver, HOSTS, pushDelivery, put, SETTLE_MS, sleep, userOf, webhookAnswer, type User } from "../support/SyncSupport.js"
-import { diskGit } from "../support/DiskGit.js"
+import { useSyncServer } from "../support/SyncServer.js"
 
 let git: GitServer
 let server: TestServer
-let gitRoot: string
 let user: User
 
-beforeAll(async () => {
-  git = await startGitServer()
-  gitRoot = await mkdtemp(join(tmpdir(), "lab-sync-hooks-"))
-  server = await startTestServer({ git: diskGit(gitRoot, 10_000) })
+useSyncServer("lab-sync-hooks-", (stage) => {
+  ;({ git, server } = stage)
   user = userOf(server, server.adminKey)
-}, 120_000)
-afterAll(async () => {
-  await server?.close()
-  await git?.close()
-  await rm(gitRoot, { recursive: true, force: true })
 })
 
 const linkedLab = async (slug: string, fullName: string) => {
