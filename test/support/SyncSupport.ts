@@ -15,6 +15,7 @@ import { File, FileSummary } from "../../src/files/File.js"
 import { WebhookAnswer } from "../../src/sync/RepoLink.js"
 import { SyncResult, SyncStatus, WebhookSecretResult } from "../../src/sync/RepoLink.js"
 import { data, json, page } from "./http.js"
+import { operatorOf } from "./LabFixture.js"
 import type { TestServer } from "./TestServer.js"
 
 const run = promisify(execFile)
@@ -48,16 +49,14 @@ export const put = async (dir: string, path: string, content: string | Uint8Arra
   await writeFile(join(dir, path), content)
 }
 
-const LabCreated = Schema.Struct({ id: Schema.String, slug: Schema.String })
 const Deleted = Schema.Struct({ labId: Schema.String, path: Schema.String, sha: Schema.String, deleted: Schema.Literal(true) })
 
 /** A user of the service holding `token`: the calls the tests make, decoded with the contract's schemas. */
-export const userOf = (server: Pick<TestServer, "request">, token: string) => {
+export const userOf = (server: Pick<TestServer, "request" | "adminKey">, token: string) => {
   const call = (method: string, path: string, body?: unknown) =>
     server.request(method, path, body === undefined ? { token } : { token, json: body })
 
-  const createLab = async (slug: string) =>
-    (await data(await call("POST", "/api/v1/labs", { slug, name: slug, plan: "team" }), LabCreated, 201)).id
+  const createLab = async (slug: string) => (await operatorOf(server, token).createLab(slug)).id
 
   const link = async (labId: string, repo: string, autoPushOnEdit: boolean) => {
     const response = await call("PATCH", "/api/v1/sync", { labId, repo, autoPushOnEdit })
