@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, changeEntry, type LifecycleLog } from "../activity/Changes.js"
+import { type LifecycleLog, storeChange } from "../activity/Changes.js"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -97,11 +97,18 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ProjectId, patc
   Effect.gen(function* () {
     const current = yield* orNotFound(RESOURCE, id)(repo.findForUpdate(labId, id))
     const next = yield* patched(repo, labId, current, patch)
-    const changed = changedFields(FIELDS, current, next)
-    if (changed.length === 0) return yield* detail(repo, current)
-    const updated: Project = { ...next, updatedAt: new Date() }
-    yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
-    yield* activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.name, current.status, updated.status, changed) })
+    const updated = yield* storeChange(
+      {
+        activity,
+        target: { labId, id, actor },
+        log: LOG,
+        fields: FIELDS,
+        name: (p) => p.name,
+        store: (p) => Effect.catchAll(repo.update(p), uniqueName(p.name))
+      },
+      current,
+      next
+    )
     return yield* detail(repo, updated)
   }).pipe(inTransaction(sql))
 
