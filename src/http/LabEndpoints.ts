@@ -117,9 +117,10 @@ type WithConflict<E, On extends boolean> = On extends false ? E
 /**
  * A lab resource's routes from one table: `list` (GET path), `create` (POST
  * path, 201), `get`, `update` and `delete` (path/:id). A route is made when it
- * has a summary, in that order; `conflicts` names the routes that also answer
- * 409. List items are `item`; the others answer `detail` (default `item`).
- * Add the group's own routes after it, then `.pipe(labGroup)`.
+ * has a summary, in that order (create and update need their payload
+ * schema); `conflicts` names the routes that also answer 409. List items are
+ * `item`; the others answer `detail` (default `item`). Add the group's own
+ * routes after it, then `.pipe(labGroup)`.
  */
 export const labResource = <
   const Name extends string,
@@ -147,7 +148,7 @@ export const labResource = <
 ) => {
   const { path, params, query, item, summaries } = spec
   const detail = spec.detail ?? item
-  const one = `${path}/:${Object.keys(params.fields)[0]}` as Path
+  const one: Path = `${path}/:${Object.keys(params.fields)[0]}`
   const { create, update } = spec
   const made: Record<Route, ((summary: string, conflict: boolean) => HttpApiEndpoint.HttpApiEndpoint.Any) | undefined> = {
     list: (summary, conflict) => described(listOf(path, query, item), summary, conflict),
@@ -161,7 +162,8 @@ export const labResource = <
   for (const route of routes) {
     const summary = summaries[route]
     const make = made[route]
-    if (summary === undefined || make === undefined) continue
+    if (summary === undefined) continue
+    if (make === undefined) throw new Error(`labResource ${name}: the ${route} route needs its payload schema`)
     group = group.add(make(summary, spec.conflicts?.some((c) => c === route) ?? false))
   }
   // The loop adds exactly the routes named in `summaries`, typed per route above.
