@@ -66,3 +66,33 @@ export const insertLogged = <A extends { readonly id: string; readonly labId: st
   actor: string,
   entry: { readonly kind: string; readonly message: string; readonly data: Record<string, unknown> }
 ) => Effect.as(Effect.zipRight(insert(value), activity.record({ labId: value.labId, ref: value.id, actor, ...entry })), value)
+
+/**
+ * The tail of a lifecycle resource's update (inside the caller's transaction): `current` itself when no field of
+ * `fields` differs in `next`; else `next` stamped with a new updatedAt, stored by `store`, and the change logged.
+ */
+export const storeChange = <
+  S extends string,
+  A extends { readonly status: S; readonly updatedAt: Date },
+  K extends keyof A & string,
+  E,
+  R
+>(
+  change: {
+    readonly activity: ActivityRepo
+    readonly target: { readonly labId: LabId; readonly id: string; readonly actor: string }
+    readonly log: LifecycleLog<S>
+    readonly fields: ReadonlyArray<K>
+    readonly name: (value: A) => string
+    readonly store: (value: A) => Effect.Effect<void, E, R>
+  },
+  current: A,
+  next: A
+): Effect.Effect<A, E, R> => {
+  const changed = changedFields(change.fields, current, next)
+  if (changed.length === 0) return Effect.succeed(current)
+  const updated: A = { ...next, updatedAt: new Date() }
+  const { labId, id, actor } = change.target
+  const entry = changeEntry(change.log, change.name(updated), current.status, updated.status, changed)
+  return Effect.as(Effect.zipRight(change.store(updated), change.activity.record({ labId, ref: id, actor, ...entry })), updated)
+}

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, changeEntry, type LifecycleLog, removeLogged } from "../activity/Changes.js"
+import { type LifecycleLog, removeLogged, storeChange } from "../activity/Changes.js"
 import { InvalidField, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -95,12 +95,18 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: AgentId, patch:
   Effect.gen(function* () {
     const current = yield* orNotFound(RESOURCE, id)(repo.findForUpdate(labId, id))
     const next = yield* patched(repo, labId, current, patch)
-    const changed = changedFields(FIELDS, current, next)
-    if (changed.length === 0) return current
-    const updated: Agent = { ...next, updatedAt: new Date() }
-    yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
-    yield* activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.name, current.status, updated.status, changed) })
-    return updated
+    return yield* storeChange(
+      {
+        activity,
+        target: { labId, id, actor },
+        log: LOG,
+        fields: FIELDS,
+        name: (a) => a.name,
+        store: (a) => Effect.catchAll(repo.update(a), uniqueName(a.name))
+      },
+      current,
+      next
+    )
   }).pipe(inTransaction(sql))
 
 const remove = (deps: Deps, labId: LabId, id: AgentId, actor: string) =>

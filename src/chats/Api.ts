@@ -1,28 +1,28 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Envelope } from "../http/Envelope.js"
 import { ConflictWire } from "../http/Errors.js"
-import { createIn, getById, labGroup, listOf, paged, updateById } from "../http/LabEndpoints.js"
+import { labGroup, labResource, paged } from "../http/LabEndpoints.js"
 import { AddMessage, Chat, ChatDetail, ChatId, ChatMessage, ChatQuery, CreateChat, PromoteChat, PromotionResult, UpdateChat } from "./Chat.js"
 
 const ChatPath = Schema.Struct({ id: ChatId })
 
 /** POST /chats/{id}/promote is the catalog route; the chat store around it is an extension. */
-export class ChatsApi extends HttpApiGroup.make("chats")
-  .add(
-    listOf("/chats", paged(ChatQuery.fields), Chat).annotate(
-      OpenApi.Summary,
-      "The lab's chats, newest first, without their messages (extension)"
-    )
-  )
-  .add(createIn("/chats", CreateChat, ChatDetail).annotate(OpenApi.Summary, "Open a chat (extension)"))
-  .add(getById("/chats/:id", ChatPath, ChatDetail).annotate(OpenApi.Summary, "One chat with its messages in order (extension)"))
-  .add(
-    updateById("/chats/:id", ChatPath, UpdateChat, ChatDetail).annotate(
-      OpenApi.Summary,
-      "Set a chat's title or outcome (extension); the outcome is frozen once promoted"
-    )
-  )
+export class ChatsApi extends labResource("chats", {
+  path: "/chats",
+  params: ChatPath,
+  query: paged(ChatQuery.fields),
+  item: Chat,
+  detail: ChatDetail,
+  create: CreateChat,
+  update: UpdateChat,
+  summaries: {
+    list: "The lab's chats, newest first, without their messages (extension)",
+    create: "Open a chat (extension)",
+    get: "One chat with its messages in order (extension)",
+    update: "Set a chat's title or outcome (extension); the outcome is frozen once promoted"
+  }
+})
   .add(
     HttpApiEndpoint.post("addMessage", "/chats/:id/messages")
       .setPath(ChatPath)

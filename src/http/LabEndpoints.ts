@@ -1,9 +1,9 @@
-import { HttpApiEndpoint, type HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, type HttpMethod, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "./Envelope.js"
-import { ForbiddenWire, NotFoundWire } from "./Errors.js"
+import { ConflictWire, ForbiddenWire, NotFoundWire } from "./Errors.js"
 import { PageParams } from "./Pagination.js"
 
 /**
@@ -77,3 +77,98 @@ export const deleteById = <P extends Schema.Schema.Any, Item extends Schema.Sche
 export const labGroup = <Id extends string, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E, R>(
   group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>
 ) => group.addError(ForbiddenWire).addError(NotFoundWire).middleware(Authentication).prefix("/api/v1")
+
+/** An endpoint with its summary, and 409 declared when `conflict`. */
+const described = <N extends string, M extends HttpMethod.HttpMethod, Pa, Ur, Pl, H, S, Er, R, RE>(
+  endpoint: HttpApiEndpoint.HttpApiEndpoint<N, M, Pa, Ur, Pl, H, S, Er, R, RE>,
+  summary: string,
+  conflict: boolean
+): HttpApiEndpoint.HttpApiEndpoint.Any => {
+  const annotated = endpoint.annotate(OpenApi.Summary, summary)
+  return conflict ? annotated.addError(ConflictWire) : annotated
+}
+
+type Route = "list" | "create" | "get" | "update" | "delete"
+
+/** The endpoint a route of `labResource` makes, with 409 declared when the route is in `conflicts`. */
+type RouteEndpoint<
+  R extends Route,
+  K extends Route,
+  Q extends Schema.Schema.Any,
+  Item extends Schema.Schema.Any,
+  Detail extends Schema.Schema.Any,
+  P extends Schema.Schema.Any,
+  C extends Schema.Schema.Any,
+  U extends Schema.Schema.Any
+> = WithConflict<
+  R extends "list" ? ReturnType<typeof listOf<Q, Item>>
+  : R extends "create" ? ReturnType<typeof createIn<C, Detail>>
+  : R extends "get" ? ReturnType<typeof getById<P, Detail>>
+  : R extends "update" ? ReturnType<typeof updateById<P, U, Detail>>
+  : ReturnType<typeof deleteById<P, Detail>>,
+  R extends K ? true : false
+>
+
+type WithConflict<E, On extends boolean> = On extends false ? E
+  : E extends HttpApiEndpoint.HttpApiEndpoint<infer N, infer M, infer Pa, infer Ur, infer Pl, infer H, infer S, infer Er, infer R, infer RE>
+    ? HttpApiEndpoint.HttpApiEndpoint<N, M, Pa, Ur, Pl, H, S, Er | Schema.Schema.Type<typeof ConflictWire>, R, RE>
+  : never
+
+/**
+ * A lab resource's routes from one table: `list` (GET path), `create` (POST
+ * path, 201), `get`, `update` and `delete` (path/:id). A route is made when it
+ * has a summary, in that order (create and update need their payload
+ * schema); `conflicts` names the routes that also answer 409. List items are
+ * `item`; the others answer `detail` (default `item`). Add the group's own
+ * routes after it, then `.pipe(labGroup)`.
+ */
+export const labResource = <
+  const Name extends string,
+  S extends Partial<Record<Route, string>> & { readonly list: string },
+  Q extends Schema.Schema.Any,
+  Item extends Schema.Schema.Any,
+  P extends Schema.Schema.Any,
+  C extends Schema.Schema.Any = never,
+  U extends Schema.Schema.Any = never,
+  Detail extends Schema.Schema.Any = Item,
+  const K extends Route = never
+>(
+  name: Name,
+  spec: {
+    readonly path: Path
+    readonly params: PathParams<P> & { readonly fields: Schema.Struct.Fields }
+    readonly query: UrlParams<Q>
+    readonly item: Item
+    readonly detail?: Detail
+    readonly create?: C
+    readonly update?: U
+    readonly summaries: S
+    readonly conflicts?: ReadonlyArray<K>
+  }
+) => {
+  const { path, params, query, item, summaries } = spec
+  const detail = spec.detail ?? item
+  const one: Path = `${path}/:${Object.keys(params.fields)[0]}`
+  const { create, update } = spec
+  const made: Record<Route, ((summary: string, conflict: boolean) => HttpApiEndpoint.HttpApiEndpoint.Any) | undefined> = {
+    list: (summary, conflict) => described(listOf(path, query, item), summary, conflict),
+    create: create && ((summary, conflict) => described(createIn(path, create, detail), summary, conflict)),
+    get: (summary, conflict) => described(getById(one, params, detail), summary, conflict),
+    update: update && ((summary, conflict) => described(updateById(one, params, update, detail), summary, conflict)),
+    delete: (summary, conflict) => described(deleteById(one, params, detail), summary, conflict)
+  }
+  const routes: ReadonlyArray<Route> = ["list", "create", "get", "update", "delete"]
+  let group: HttpApiGroup.HttpApiGroup<Name, HttpApiEndpoint.HttpApiEndpoint.Any, never> = HttpApiGroup.make(name)
+  for (const route of routes) {
+    const summary = summaries[route]
+    const make = made[route]
+    if (summary === undefined) continue
+    if (make === undefined) throw new Error(`labResource ${name}: the ${route} route needs its payload schema`)
+    group = group.add(make(summary, spec.conflicts?.some((c) => c === route) ?? false))
+  }
+  // The loop adds exactly the routes named in `summaries`, typed per route above.
+  return group as unknown as HttpApiGroup.HttpApiGroup<
+    Name,
+    { [R in Route & keyof S]: RouteEndpoint<R, K, Q, Item, Detail, P, C, U> }[Route & keyof S]
+  >
+}

@@ -1,9 +1,9 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire } from "../http/Errors.js"
-import { createIn, deleteById, getById, labGroup, listOf, updateById } from "../http/LabEndpoints.js"
+import { labGroup, labResource } from "../http/LabEndpoints.js"
 import { PageParams } from "../http/Pagination.js"
 import { CreatePaper, LabBody, Paper, PaperId, PaperListParams, PaperVersion, TransitionPaper, UpdatePaper } from "./Paper.js"
 
@@ -14,30 +14,22 @@ const PaperPath = Schema.Struct({ id: PaperId })
  * one paper (GET/PATCH/DELETE), its published versions, and manual status
  * transitions (docs/papers.md).
  */
-export class PapersApi extends HttpApiGroup.make("papers")
-  .add(
-    listOf("/papers", PaperListParams, Paper).annotate(
-      OpenApi.Summary,
-      "The lab's papers, newest first, filtered by status and creation time"
-    )
-  )
-  .add(createIn("/papers", CreatePaper, Paper).annotate(OpenApi.Summary, "Create a paper (a draft, version 1)"))
-  .add(
-    getById("/papers/:id", PaperPath, Paper).annotate(
-      OpenApi.Summary,
-      "One paper with its publish-loop state and steps (extension)"
-    )
-  )
-  .add(
-    updateById("/papers/:id", PaperPath, UpdatePaper, Paper)
-      .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "Change a paper; a change to a published paper starts its next version as a draft (extension)")
-  )
-  .add(
-    deleteById("/papers/:id", PaperPath, Paper)
-      .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "Delete a paper that was never published (extension)")
-  )
+export class PapersApi extends labResource("papers", {
+  path: "/papers",
+  params: PaperPath,
+  query: PaperListParams,
+  item: Paper,
+  create: CreatePaper,
+  update: UpdatePaper,
+  summaries: {
+    list: "The lab's papers, newest first, filtered by status and creation time",
+    create: "Create a paper (a draft, version 1)",
+    get: "One paper with its publish-loop state and steps (extension)",
+    update: "Change a paper; a change to a published paper starts its next version as a draft (extension)",
+    delete: "Delete a paper that was never published (extension)"
+  },
+  conflicts: ["update", "delete"]
+})
   .add(
     HttpApiEndpoint.get("versions", "/papers/:id/versions")
       .setPath(PaperPath)

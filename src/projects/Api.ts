@@ -1,35 +1,30 @@
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { HttpApiEndpoint, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Envelope } from "../http/Envelope.js"
 import { ConflictWire } from "../http/Errors.js"
-import { createIn, deleteById, getById, LabQuery, labGroup, listOf, paged, updateById } from "../http/LabEndpoints.js"
+import { LabQuery, labGroup, labResource, paged } from "../http/LabEndpoints.js"
 import { AddProjectItem, CreateProject, Project, ProjectDetail, ProjectId, ProjectItem, ProjectQuery, UpdateProject } from "./Project.js"
 
 const Id = Schema.String.pipe(Schema.maxLength(64))
 const ProjectPath = Schema.Struct({ id: ProjectId })
 
 /** GET and POST /projects are catalog routes; the rest are extensions. */
-export class ProjectsApi extends HttpApiGroup.make("projects")
-  .add(
-    listOf("/projects", paged(ProjectQuery.fields), Project).annotate(
-      OpenApi.Summary,
-      "Projects, newest first, filtered by status, a grouped item and time"
-    )
-  )
-  .add(createIn("/projects", CreateProject, ProjectDetail).annotate(OpenApi.Summary, "Create a project (it starts active)"))
-  .add(getById("/projects/:id", ProjectPath, ProjectDetail).annotate(OpenApi.Summary, "One project with its items (extension)"))
-  .add(
-    updateById("/projects/:id", ProjectPath, UpdateProject, ProjectDetail).annotate(
-      OpenApi.Summary,
-      "Change a project or move it through its lifecycle (extension)"
-    )
-  )
-  .add(
-    deleteById("/projects/:id", ProjectPath, ProjectDetail).annotate(
-      OpenApi.Summary,
-      "Delete a project and its membership list; the items themselves stay (extension)"
-    )
-  )
+export class ProjectsApi extends labResource("projects", {
+  path: "/projects",
+  params: ProjectPath,
+  query: paged(ProjectQuery.fields),
+  item: Project,
+  detail: ProjectDetail,
+  create: CreateProject,
+  update: UpdateProject,
+  summaries: {
+    list: "Projects, newest first, filtered by status, a grouped item and time",
+    create: "Create a project (it starts active)",
+    get: "One project with its items (extension)",
+    update: "Change a project or move it through its lifecycle (extension)",
+    delete: "Delete a project and its membership list; the items themselves stay (extension)"
+  }
+})
   .add(
     HttpApiEndpoint.post("addItem", "/projects/:id/items")
       .setPath(ProjectPath)

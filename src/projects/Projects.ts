@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, changeEntry, type LifecycleLog } from "../activity/Changes.js"
+import { type LifecycleLog, storeChange } from "../activity/Changes.js"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -97,11 +97,18 @@ const update = ({ sql, repo, activity }: Deps, labId: LabId, id: ProjectId, patc
   Effect.gen(function* () {
     const current = yield* orNotFound(RESOURCE, id)(repo.findForUpdate(labId, id))
     const next = yield* patched(repo, labId, current, patch)
-    const changed = changedFields(FIELDS, current, next)
-    if (changed.length === 0) return yield* detail(repo, current)
-    const updated: Project = { ...next, updatedAt: new Date() }
-    yield* Effect.catchAll(repo.update(updated), uniqueName(updated.name))
-    yield* activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.name, current.status, updated.status, changed) })
+    const updated = yield* storeChange(
+      {
+        activity,
+        target: { labId, id, actor },
+        log: LOG,
+        fields: FIELDS,
+        name: (p) => p.name,
+        store: (p) => Effect.catchAll(repo.update(p), uniqueName(p.name))
+      },
+      current,
+      next
+    )
     return yield* detail(repo, updated)
   }).pipe(inTransaction(sql))
 
@@ -129,6 +136,31 @@ const openProject = (repo: ProjectsRepo, labId: LabId, id: ProjectId) =>
       : Effect.fail(conflict(id, `project ${id} is ${project.status}: its items can no longer change`))
   )
 
+/** An item went into or out of the project: the project is touched and the move logged. */
+const itemMoved = (
+  { repo, activity }: Deps,
+  labId: LabId,
+  project: Project,
+  item: ProjectItem,
+  actor: string,
+  move: "added" | "removed",
+  now: Date
+) =>
+  Effect.gen(function* () {
+    yield* repo.touch(project.id, now)
+    yield* activity.record({
+      labId,
+      kind: `project.item_${move}`,
+      ref: project.id,
+      actor,
+      message: move === "added"
+        ? `Added ${item.kind} ${item.ref} to project ${project.name}`
+        : `Removed ${item.kind} ${item.ref} from project ${project.name}`,
+      data: { itemId: item.id, kind: item.kind, itemRef: item.ref }
+    })
+    return item
+  })
+
 const addItem = (deps: Deps, labId: LabId, projectId: ProjectId, input: Omit<AddProjectItem, "labId">, actor: string) =>
   Effect.gen(function* () {
     const { repo } = deps
@@ -144,20 +176,12 @@ const addItem = (deps: Deps, labId: LabId, projectId: ProjectId, input: Omit<Add
     const now = new Date()
     const item: ProjectItem = { id: newId("pit"), projectId, labId, kind: input.kind, ref: input.ref, createdAt: now }
     yield* Effect.catchAll(repo.insertItem(item), (e) => (isUniqueViolation(e) ? Effect.fail(duplicate()) : Effect.die(e)))
-    yield* repo.touch(projectId, now)
-    yield* deps.activity.record({
-      labId,
-      kind: "project.item_added",
-      ref: projectId,
-      actor,
-      message: `Added ${input.kind} ${input.ref} to project ${project.name}`,
-      data: { itemId: item.id, kind: item.kind, itemRef: item.ref }
-    })
-    return item
+    return yield* itemMoved(deps, labId, project, item, actor, "added", now)
   }).pipe(inTransaction(deps.sql))
 
-const removeItem = ({ sql, repo, activity }: Deps, labId: LabId, projectId: ProjectId, itemId: string, actor: string) =>
+const removeItem = (deps: Deps, labId: LabId, projectId: ProjectId, itemId: string, actor: string) =>
   Effect.gen(function* () {
+    const { repo } = deps
     const project = yield* openProject(repo, labId, projectId)
     const item = yield* Effect.flatMap(
       repo.deleteItem(projectId, itemId),
@@ -166,17 +190,8 @@ const removeItem = ({ sql, repo, activity }: Deps, labId: LabId, projectId: Proj
         onSome: Effect.succeed
       })
     )
-    yield* repo.touch(projectId, new Date())
-    yield* activity.record({
-      labId,
-      kind: "project.item_removed",
-      ref: projectId,
-      actor,
-      message: `Removed ${item.kind} ${item.ref} from project ${project.name}`,
-      data: { itemId: item.id, kind: item.kind, itemRef: item.ref }
-    })
-    return item
-  }).pipe(inTransaction(sql))
+    return yield* itemMoved(deps, labId, project, item, actor, "removed", new Date())
+  }).pipe(inTransaction(deps.sql))
 
 /** Projects group the lab's experiments, papers and tasks: active ⇄ paused → completed → archived (final). */
 export class Projects extends Effect.Service<Projects>()("Projects", {

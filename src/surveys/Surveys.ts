@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, changeEntry, insertLogged, removeLogged, type LifecycleLog } from "../activity/Changes.js"
+import { insertLogged, removeLogged, storeChange, type LifecycleLog } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -79,12 +79,18 @@ const update = (deps: Deps, labId: LabId, id: SurveyId, patch: Omit<UpdateSurvey
   Effect.gen(function* () {
     const current = yield* orNotFound(RESOURCE, id)(deps.repo.findForUpdate(labId, id))
     const next = yield* patched(deps.references, labId, current, patch)
-    const changed = changedFields(FIELDS, current, next)
-    if (changed.length === 0) return current
-    const updated: Survey = { ...next, updatedAt: new Date() }
-    yield* deps.repo.update(updated)
-    yield* deps.activity.record({ labId, ref: id, actor, ...changeEntry(LOG, updated.topic, current.status, updated.status, changed) })
-    return updated
+    return yield* storeChange(
+      {
+        activity: deps.activity,
+        target: { labId, id, actor },
+        log: LOG,
+        fields: FIELDS,
+        name: (survey) => survey.topic,
+        store: deps.repo.update
+      },
+      current,
+      next
+    )
   }).pipe(inTransaction(deps.sql))
 
 const remove = (deps: Deps, labId: LabId, id: SurveyId, actor: string) =>
