@@ -2,31 +2,11 @@ import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { gunzipSync, gzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Backup as BackupSchema } from "../../src/backups/Backup.js"
 import { data, eventually, expectError, expectInvalid, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
 
-const Restore = Schema.Struct({
-  status: Schema.Literal("pending", "running", "completed", "failed"),
-  requestedBy: Schema.String,
-  requestedAt: Schema.String,
-  completedAt: Schema.NullOr(Schema.String),
-  rows: Schema.NullOr(Schema.Number),
-  error: Schema.NullOr(Schema.String)
-})
-const Backup = Schema.Struct({
-  id: Schema.String,
-  labId: Schema.String,
-  status: Schema.Literal("pending", "running", "completed", "failed"),
-  size: Schema.NullOr(Schema.Number),
-  sha256: Schema.NullOr(Schema.String),
-  tables: Schema.Record({ key: Schema.String, value: Schema.Number }),
-  rows: Schema.Number,
-  error: Schema.NullOr(Schema.String),
-  createdBy: Schema.String,
-  createdAt: Schema.String,
-  startedAt: Schema.NullOr(Schema.String),
-  completedAt: Schema.NullOr(Schema.String),
-  restore: Schema.NullOr(Restore)
-})
+/** The JSON shape of a backup (ids and times as strings). */
+const Backup = Schema.encodedSchema(BackupSchema)
 type Backup = typeof Backup.Type
 const Created = Schema.Struct({ id: Schema.String })
 const SearchResult = Schema.Struct({ kind: Schema.String, ref: Schema.String })
