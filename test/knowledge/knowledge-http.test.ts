@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { KnowledgeEntry } from "../../src/knowledge/Knowledge.js"
 import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
 beforeAll(async () => {
@@ -53,9 +54,7 @@ describe("POST /api/v1/knowledge (catalog)", () => {
   })
 
   it("403 for a foreign lab and a read-only key; 404 for the operator's missing lab", async () => {
-    await expectError(await fx.post(KNOWLEDGE, { labId: fx.lab.id, title: "T", body: "B" }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.post(KNOWLEDGE, { labId: fx.lab.id, title: "T", body: "B" }, fx.reader), 403, "forbidden")
-    await expectError(await fx.post(KNOWLEDGE, { labId: "no-such-lab", title: "T", body: "B" }, fx.server.adminKey), 404, "not_found")
+    await expectCreateGuarded(fx, KNOWLEDGE, { title: "T", body: "B" })
   })
 })
 
@@ -77,8 +76,7 @@ describe("GET /api/v1/knowledge (catalog)", () => {
   it("422 for a bad query; 403 foreign lab; 404 the operator's missing lab", async () => {
     await expectInvalid(await fx.get(KNOWLEDGE, { labId: fx.lab.id, to: "soon" }), "to")
     await expectInvalid(await fx.get(KNOWLEDGE, { labId: fx.lab.id, limit: 101 }), "limit")
-    await expectError(await fx.get(KNOWLEDGE, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.get(KNOWLEDGE, { labId: "no-such-lab" }, fx.server.adminKey), 404, "not_found")
+    await expectListGuarded(fx, KNOWLEDGE)
   })
 })
 

@@ -27,3 +27,16 @@ export const expectGuardedOnEveryRoute = async (fx: Fixture, routes: Routes, id:
     else await expectError(await fx.call(method, path, json, fx.reader), 403, "forbidden")
   }
 }
+
+/** A collection's list: 403 for a key of another lab, 404 for the operator naming a missing lab. */
+export const expectListGuarded = async (fx: Fixture, path: string) => {
+  await expectError(await fx.get(path, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")
+  await expectError(await fx.get(path, { labId: "no-such-lab" }, fx.admin), 404, "not_found")
+}
+
+/** A collection's create: 403 for a key of another lab and for a read-only key, 404 for the operator naming a missing lab. */
+export const expectCreateGuarded = async (fx: Fixture, path: string, body: Record<string, unknown>) => {
+  await expectError(await fx.post(path, { labId: fx.lab.id, ...body }, fx.stranger), 403, "forbidden")
+  await expectError(await fx.post(path, { labId: fx.lab.id, ...body }, fx.reader), 403, "forbidden")
+  await expectError(await fx.post(path, { labId: "no-such-lab", ...body }, fx.admin), 404, "not_found")
+}
