@@ -1,15 +1,12 @@
 import { Schema } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Agent } from "../../src/agents/Agent.js"
 import { MemoryEntry } from "../../src/memory/Memory.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
 import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
-beforeAll(async () => {
-  fx = await startFixture("agents")
-})
-afterAll(() => fx.close())
+useFixture(() => startFixture("agents"), (started) => (fx = started))
 
 const AGENTS = "/api/v1/agents"
 const create = async (name: string, extra: Record<string, unknown> = {}) =>

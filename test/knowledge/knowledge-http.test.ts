@@ -1,13 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { KnowledgeEntry } from "../../src/knowledge/Knowledge.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
 import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
-beforeAll(async () => {
-  fx = await startFixture("knowledge")
-})
-afterAll(() => fx.close())
+useFixture(() => startFixture("knowledge"), (started) => (fx = started))
 
 const KNOWLEDGE = "/api/v1/knowledge"
 const add = async (body: Record<string, unknown> = {}) =>
