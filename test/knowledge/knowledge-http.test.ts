@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
 import { KnowledgeEntry } from "../../src/knowledge/Knowledge.js"
 import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
-import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
+import { expectCreateGuarded, expectDeletedThenGone, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
 useFixture(() => startFixture("knowledge"), (started) => (fx = started))
@@ -91,11 +91,8 @@ describe("GET, PATCH, DELETE /api/v1/knowledge/{id} (extensions)", () => {
     expect(await data(await patch(entry.id, { body: "Refined." }), KnowledgeEntry)).toEqual(updated)
     expect((await fx.activity()).length).toBe(before)
 
-    expect(await data(await fx.del(`${KNOWLEDGE}/${entry.id}`, { labId: fx.lab.id }), KnowledgeEntry)).toEqual(updated)
-    expect(findActivity(await fx.activity(), "knowledge.deleted", entry.id).actor).toBe(fx.writerId)
-    await expectError(await fx.get(`${KNOWLEDGE}/${entry.id}`, { labId: fx.lab.id }), 404, "not_found")
+    expect((await expectDeletedThenGone(fx, KNOWLEDGE, updated, KnowledgeEntry, "knowledge.deleted")).actor).toBe(fx.writerId)
     await expectError(await patch(entry.id, { title: "x" }), 404, "not_found")
-    await expectError(await fx.del(`${KNOWLEDGE}/${entry.id}`, { labId: fx.lab.id }), 404, "not_found")
   })
 
   it("422 for unknown fields and bad values on PATCH", async () => {

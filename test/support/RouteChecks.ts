@@ -1,7 +1,8 @@
 /** Checks every lab resource's routes share: 404 for a missing id or lab, 403 for a foreign or read-only key. */
+import type { Schema } from "effect"
 import { expect } from "vitest"
-import { expectError } from "./http.js"
-import type { Fixture } from "./LabFixture.js"
+import { data, expectError } from "./http.js"
+import { type Fixture, findActivity } from "./LabFixture.js"
 
 export type Route = readonly [method: string, path: string, json: unknown]
 /** A resource's routes for resource `id` in lab `labId`; the first `collection` of them (list, create) name no resource. */
@@ -39,4 +40,13 @@ export const expectCreateGuarded = async (fx: Fixture, path: string, body: Recor
   await expectError(await fx.post(path, { labId: fx.lab.id, ...body }, fx.stranger), 403, "forbidden")
   await expectError(await fx.post(path, { labId: fx.lab.id, ...body }, fx.reader), 403, "forbidden")
   await expectError(await fx.post(path, { labId: "no-such-lab", ...body }, fx.admin), 404, "not_found")
+}
+
+/** DELETE `path/{id}` answers the item and records `kind`; then the item is gone (404 to read or delete). Returns that activity entry. */
+export const expectDeletedThenGone = async <A extends { readonly id: string }, I>(fx: Fixture, path: string, item: A, schema: Schema.Schema<A, I>, kind: string) => {
+  expect(await data(await fx.del(`${path}/${item.id}`, { labId: fx.lab.id }), schema)).toEqual(item)
+  const activity = findActivity(await fx.activity(), kind, item.id)
+  await expectError(await fx.get(`${path}/${item.id}`, { labId: fx.lab.id }), 404, "not_found")
+  await expectError(await fx.del(`${path}/${item.id}`, { labId: fx.lab.id }), 404, "not_found")
+  return activity
 }

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Survey } from "../../src/surveys/Survey.js"
 import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
-import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
+import { expectCreateGuarded, expectDeletedThenGone, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
 let paperA: string
@@ -149,10 +149,7 @@ describe("GET and DELETE /api/v1/surveys/{id} (extensions)", () => {
   it("reads, deletes (survey.deleted), then 404", async () => {
     const survey = await start({ topic: "Doomed" })
     expect(await data(await fx.get(`${SURVEYS}/${survey.id}`, { labId: fx.lab.id }, fx.reader), Survey)).toEqual(survey)
-    expect(await data(await fx.del(`${SURVEYS}/${survey.id}`, { labId: fx.lab.id }), Survey)).toEqual(survey)
-    findActivity(await fx.activity(), "survey.deleted", survey.id)
-    await expectError(await fx.get(`${SURVEYS}/${survey.id}`, { labId: fx.lab.id }), 404, "not_found")
-    await expectError(await fx.del(`${SURVEYS}/${survey.id}`, { labId: fx.lab.id }), 404, "not_found")
+    await expectDeletedThenGone(fx, SURVEYS, survey, Survey, "survey.deleted")
   })
 
   it("404 for another lab's id; 403 for a foreign lab and a read-only delete; 422 without labId", async () => {
