@@ -6,24 +6,14 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { chmod, lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startGitServer, type GitServer, workingCopy } from "./support/GitServer.js"
+import { freePort } from "./support/ServiceProcess.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
 
 /** Every path under `dir` (itself included) whose mode lets group or others in, with its mode. */
 const openToOthers = async (dir: string): Promise<Array<string>> => {

@@ -1,7 +1,6 @@
 /** Helpers the benchmark scripts share: timing, ports, child processes, logs, PostgreSQL schemas. */
 import type { ChildProcess } from "node:child_process"
 import { readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { join } from "node:path"
 import { Schema } from "effect"
 
@@ -9,16 +8,7 @@ export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done
 
 export const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-export const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => (port > 0 ? done(port) : fail(new Error("no free port"))))
-    })
-  })
+export { freePort } from "../../test/support/ServiceProcess.js"
 
 export const redactUrl = (url: string): string => {
   try {

@@ -1,14 +1,12 @@
 import { Schema } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Agent } from "../../src/agents/Agent.js"
 import { MemoryEntry } from "../../src/memory/Memory.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
+import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
-beforeAll(async () => {
-  fx = await startFixture("agents")
-})
-afterAll(() => fx.close())
+useFixture(() => startFixture("agents"), (started) => (fx = started))
 
 const AGENTS = "/api/v1/agents"
 const create = async (name: string, extra: Record<string, unknown> = {}) =>
@@ -58,9 +56,7 @@ describe("POST /api/v1/agents (extension)", () => {
   })
 
   it("403 for a foreign lab and for a read-only key; 404 for the operator naming a missing lab", async () => {
-    await expectError(await fx.post(AGENTS, { labId: fx.lab.id, name: "Z", model: "m" }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.post(AGENTS, { labId: fx.lab.id, name: "Z", model: "m" }, fx.reader), 403, "forbidden")
-    await expectError(await fx.post(AGENTS, { labId: "no-such-lab", name: "Z", model: "m" }, fx.server.adminKey), 404, "not_found")
+    await expectCreateGuarded(fx, AGENTS, { name: "Z", model: "m" })
   })
 })
 
@@ -82,8 +78,7 @@ describe("GET /api/v1/agents (catalog)", () => {
     await expectInvalid(await fx.get(AGENTS, { labId: fx.lab.id, status: "sleeping" }), "status")
     await expectInvalid(await fx.get(AGENTS, { labId: fx.lab.id, limit: 1000 }), "limit")
     await expectInvalid(await fx.get(AGENTS, { labId: fx.lab.id, cursor: "garbage" }), "cursor")
-    await expectError(await fx.get(AGENTS, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.get(AGENTS, { labId: "no-such-lab" }, fx.server.adminKey), 404, "not_found")
+    await expectListGuarded(fx, AGENTS)
   })
 })
 

@@ -65,11 +65,13 @@ const gatedKeys = (gated: { hash: string; read: Deferred.Deferred<void>; open: D
 
 const database = Database.layer({ kind: "pglite", dataDir: undefined })
 const support = Layer.mergeAll(RateLimitStore.layer(Option.none()), Layer.succeed(QuotaLimits, DEFAULT_QUOTAS))
+const base = Layer.merge(database, support)
+/** The tests of `services` on a fresh embedded database, with the base services beside them. */
+const onDatabase = <ROut, E>(services: Layer.Layer<ROut, E, Layer.Layer.Success<typeof base>>) =>
+  layer(services.pipe(Layer.provideMerge(base)), { timeout: "60 seconds" })
 
 describe("the API key cache", () => {
-  layer(Layer.mergeAll(ApiKeys.Default, ApiKeysRepo.Default).pipe(Layer.provideMerge(Layer.merge(database, support))), {
-    timeout: "60 seconds"
-  })((it) => {
+  onDatabase(Layer.mergeAll(ApiKeys.Default, ApiKeysRepo.Default))((it) => {
     it.effect("trusts a verified key for 5 seconds: a revocation on another replica shows after that, not before", () =>
       Effect.gen(function* () {
         const keys = yield* ApiKeys
@@ -140,9 +142,7 @@ describe("the API key cache", () => {
 })
 
 describe("the lab cache", () => {
-  layer(Layer.mergeAll(Labs.Default, LabsRepo.Default).pipe(Layer.provideMerge(Layer.merge(database, support))), {
-    timeout: "60 seconds"
-  })((it) => {
+  onDatabase(Layer.mergeAll(Labs.Default, LabsRepo.Default))((it) => {
     it.effect("keeps a lab for a minute: a plan changed on another replica shows after that, not before", () =>
       Effect.gen(function* () {
         const labs = yield* Labs

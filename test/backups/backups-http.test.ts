@@ -2,31 +2,11 @@ import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { gunzipSync, gzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Backup as BackupSchema } from "../../src/backups/Backup.js"
 import { data, eventually, expectError, expectInvalid, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
 
-const Restore = Schema.Struct({
-  status: Schema.Literal("pending", "running", "completed", "failed"),
-  requestedBy: Schema.String,
-  requestedAt: Schema.String,
-  completedAt: Schema.NullOr(Schema.String),
-  rows: Schema.NullOr(Schema.Number),
-  error: Schema.NullOr(Schema.String)
-})
-const Backup = Schema.Struct({
-  id: Schema.String,
-  labId: Schema.String,
-  status: Schema.Literal("pending", "running", "completed", "failed"),
-  size: Schema.NullOr(Schema.Number),
-  sha256: Schema.NullOr(Schema.String),
-  tables: Schema.Record({ key: Schema.String, value: Schema.Number }),
-  rows: Schema.Number,
-  error: Schema.NullOr(Schema.String),
-  createdBy: Schema.String,
-  createdAt: Schema.String,
-  startedAt: Schema.NullOr(Schema.String),
-  completedAt: Schema.NullOr(Schema.String),
-  restore: Schema.NullOr(Restore)
-})
+/** The JSON shape of a backup (ids and times as strings). */
+const Backup = Schema.encodedSchema(BackupSchema)
 type Backup = typeof Backup.Type
 const Created = Schema.Struct({ id: Schema.String })
 const SearchResult = Schema.Struct({ kind: Schema.String, ref: Schema.String })
@@ -59,6 +39,23 @@ const restored = (id: string, status: "completed" | "failed" = "completed") =>
     const b = await get(id)
     return b.restore?.status === status ? b : undefined
   })
+/** The restore of backup `id` failed with an error that mentions `problem`. */
+const restoreFailed = (id: string, problem: string) =>
+  eventually(async () => {
+    const b = await get(id)
+    return b.restore?.status === "failed" && b.restore.error?.includes(problem) ? b : undefined
+  })
+/** Store `bytes` as backup `id`'s archive with their SHA-256 (and their size, unless `keepSize`). */
+const storeArchive = (id: string, bytes: Buffer, keepSize = false) => {
+  const sha = createHash("sha256").update(bytes).digest("hex")
+  return fx.server.sql((sql) =>
+    Effect.asVoid(
+      keepSize
+        ? sql`UPDATE backups SET archive = ${bytes}, sha256 = ${sha} WHERE id = ${id}`
+        : sql`UPDATE backups SET archive = ${bytes}, sha256 = ${sha}, size = ${bytes.byteLength} WHERE id = ${id}`
+    )
+  )
+}
 const create = async (path: string, body: Record<string, unknown>) =>
   (await data(await fx.post(path, { labId: fx.lab.id, ...body }), Created, 201)).id
 const search = async (q: string) =>
@@ -246,33 +243,22 @@ describe("POST /api/v1/backups/{id}/restore", () => {
     expect((await fx.activity()).some((a) => a.kind === "backup.restore_failed" && a.ref === backup.id)).toBe(true)
 
     // bytes that match their checksum but are not gzip
-    const garbage = Buffer.from("not a gzip stream at all")
-    const garbageSha = createHash("sha256").update(garbage).digest("hex")
-    await fx.server.sql((sql) => Effect.asVoid(sql`UPDATE backups SET archive = ${garbage}, sha256 = ${garbageSha} WHERE id = ${backup.id}`))
+    await storeArchive(backup.id, Buffer.from("not a gzip stream at all"), true)
     await data(await fx.post(`${PATH}/${backup.id}/restore`, { labId: lab }), Backup, 202)
-    const unreadable = await eventually(async () => {
-      const b = await get(backup.id)
-      return b.restore?.status === "failed" && b.restore.error?.includes("cannot be read") ? b : undefined
-    })
+    const unreadable = await restoreFailed(backup.id, "cannot be read")
     expect(unreadable.restore?.error).toContain("the archive cannot be read")
     expect(await snapshot(lab)).toEqual(now)
 
     // a well-formed archive whose rows the schema refuses: the transaction rolls back whole
     const text = gunzipSync(original).toString("utf8").replace(/"status":"todo"/, '"status":"bogus"')
-    const bad = gzipSync(Buffer.from(text, "utf8"))
-    const sha = createHash("sha256").update(bad).digest("hex")
-    await fx.server.sql((sql) => Effect.asVoid(sql`UPDATE backups SET archive = ${bad}, sha256 = ${sha}, size = ${bad.byteLength} WHERE id = ${backup.id}`))
+    await storeArchive(backup.id, gzipSync(Buffer.from(text, "utf8")))
     await data(await fx.post(`${PATH}/${backup.id}/restore`, { labId: lab }), Backup, 202)
-    const refused = await eventually(async () => {
-      const b = await get(backup.id)
-      return b.restore?.status === "failed" && b.restore.error?.includes("database error") ? b : undefined
-    })
+    const refused = await restoreFailed(backup.id, "database error")
     expect(refused.restore?.error).toContain("tasks_status_check")
     expect(await snapshot(lab)).toEqual(now)
 
     // put the original back
-    const sha0 = createHash("sha256").update(original).digest("hex")
-    await fx.server.sql((sql) => Effect.asVoid(sql`UPDATE backups SET archive = ${original}, sha256 = ${sha0}, size = ${original.byteLength} WHERE id = ${backup.id}`))
+    await storeArchive(backup.id, original)
   })
 
   it("enforces one backup or restore at a time per lab: repeats answer the same, others are 409", async () => {

@@ -1,15 +1,13 @@
 import { Schema } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Chat, ChatDetail, ChatMessage } from "../../src/chats/Chat.js"
 import { KnowledgeEntry } from "../../src/knowledge/Knowledge.js"
 import { Task } from "../../src/tasks/Task.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
+import { expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
-beforeAll(async () => {
-  fx = await startFixture("chats")
-})
-afterAll(() => fx.close())
+useFixture(() => startFixture("chats"), (started) => (fx = started))
 
 const CHATS = "/api/v1/chats"
 const open = async (title?: string) => data(await fx.post(CHATS, { labId: fx.lab.id, title }), ChatDetail, 201)
@@ -63,8 +61,7 @@ describe("the chat store (extensions)", () => {
     expect(raw.data[0]).not.toHaveProperty("messages")
     expect(raw.data[0]).toHaveProperty("messageCount")
     await expectInvalid(await fx.get(CHATS, { labId: fx.lab.id, limit: "many" }), "limit")
-    await expectError(await fx.get(CHATS, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.get(CHATS, { labId: "no-such-lab" }, fx.server.adminKey), 404, "not_found")
+    await expectListGuarded(fx, CHATS)
   })
 
   it("422: unknown fields, bad roles, empty or oversized content and titles", async () => {

@@ -4,14 +4,12 @@ import { Dataset } from "../../src/datasets/Dataset.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { data, expectError, page } from "../support/http.js"
 import { type Fixture, queryOf, startFixture } from "../support/LabFixture.js"
-import type { TestServer } from "../support/TestServer.js"
+import { expectGuardedOnEveryRoute, expectMissingOnEveryRoute } from "../support/RouteChecks.js"
 
 let fx: Fixture
-let server: TestServer
 let lab: Lab
 let writer: { readonly id: string; readonly key: string }
 let readerKey: string
-let otherKey: string
 
 type Body = Record<string, unknown>
 
@@ -32,11 +30,9 @@ const activityOf = async (ref: string) => {
 
 beforeAll(async () => {
   fx = await startFixture("datasets")
-  server = fx.server
   lab = fx.lab
   writer = { id: fx.writerId, key: fx.writer }
   readerKey = fx.reader
-  otherKey = fx.stranger
 })
 afterAll(() => fx.close())
 
@@ -176,20 +172,11 @@ describe("errors on every route", () => {
   })
 
   it("404 for a missing dataset, and for the operator naming a missing lab", async () => {
-    for (const [method, path, json] of routes("ds_missing", lab.id).slice(2)) {
-      expect(await expectError(await call(method, path, json), 404, "not_found")).toMatch(/no dataset ds_missing/)
-    }
-    for (const [method, path, json] of routes("ds_missing", "no-such-lab")) {
-      await expectError(await call(method, path, json, server.adminKey), 404, "not_found")
-    }
+    await expectMissingOnEveryRoute(fx, routes, "ds_missing", /no dataset ds_missing/)
   })
 
   it("403 for a foreign lab on every route, and for a read-only key writing", async () => {
     const d = await create({ name: "guarded", uri: "https://example.org/g.csv", format: "csv" })
-    for (const [method, path, json] of routes(d.id, lab.id)) {
-      await expectError(await call(method, path, json, otherKey), 403, "forbidden")
-      if (method === "GET") expect((await call(method, path, json, readerKey)).status).toBe(200)
-      else await expectError(await call(method, path, json, readerKey), 403, "forbidden")
-    }
+    await expectGuardedOnEveryRoute(fx, routes, d.id)
   })
 })

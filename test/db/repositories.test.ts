@@ -36,6 +36,10 @@ import { postgresInFreshSchema } from "../support/PostgresSchema.js"
 const unique = (prefix: string) => `${prefix}-${randomBytes(5).toString("hex")}`
 
 /** A page request exactly as a client sends it: `?limit=…&cursor=…`. */
+/** A lab with a fresh slug starting `prefix`. */
+const newLab = (prefix: string, name: string, plan: "free" | "team" = "free") =>
+  Effect.flatMap(LabsRepo, (labs) => labs.insert({ slug: unique(prefix), name, plan }))
+
 const PageRequest = Schema.Struct(PageParams)
 const pageQuery = (limit: number, cursor: string | null = null): Effect.Effect<PageQuery> =>
   Schema.decodeUnknown(PageRequest)(cursor === null ? { limit: String(limit) } : { limit: String(limit), cursor }).pipe(
@@ -270,10 +274,9 @@ const repositoryContract = (backend: Backend) =>
       describe("tasks", () => {
         it.effect("list is scoped to the lab, filters by status and pages through ties on created_at", () =>
           Effect.gen(function* () {
-            const labs = yield* LabsRepo
             const tasks = yield* TasksRepo
-            const lab = yield* labs.insert({ slug: unique("tasks"), name: "Tasks", plan: "free" })
-            const other = yield* labs.insert({ slug: unique("tasks-other"), name: "Other", plan: "free" })
+            const lab = yield* newLab("tasks", "Tasks")
+            const other = yield* newLab("tasks-other", "Other")
             // three tasks share one timestamp, so the page boundary falls inside a tie
             const same = new Date("2025-03-04T05:06:07.089Z")
             const mine = [
@@ -298,9 +301,8 @@ const repositoryContract = (backend: Backend) =>
 
         it.effect("a page started before new inserts goes on without repeating or skipping rows", () =>
           Effect.gen(function* () {
-            const labs = yield* LabsRepo
             const tasks = yield* TasksRepo
-            const lab = yield* labs.insert({ slug: unique("stable"), name: "Stable", plan: "free" })
+            const lab = yield* newLab("stable", "Stable")
             const base = Date.parse("2025-01-01T00:00:00.000Z")
             const old = [0, 1, 2, 3].map((n) => task(lab.id, { createdAt: new Date(base + n * 1000) }))
             yield* Effect.forEach(old, (t) => tasks.insert(t))
@@ -315,10 +317,9 @@ const repositoryContract = (backend: Backend) =>
 
         it.effect("delete finds nothing through the wrong lab, and removes the task through its own", () =>
           Effect.gen(function* () {
-            const labs = yield* LabsRepo
             const tasks = yield* TasksRepo
-            const lab = yield* labs.insert({ slug: unique("del"), name: "Delete", plan: "free" })
-            const other = yield* labs.insert({ slug: unique("del-other"), name: "Other", plan: "free" })
+            const lab = yield* newLab("del", "Delete")
+            const other = yield* newLab("del-other", "Other")
             const doomed = task(lab.id, { title: "doomed" })
             yield* tasks.insert(doomed)
             const none = Option.none<Task["status"]>()
@@ -336,9 +337,8 @@ const repositoryContract = (backend: Backend) =>
       describe("files", () => {
         it.effect("a bulk upsert stores every file as given, however awkward its text, and updates on a second pass", () =>
           Effect.gen(function* () {
-            const labs = yield* LabsRepo
             const files = yield* FilesRepo
-            const lab = yield* labs.insert({ slug: unique("files"), name: "Files", plan: "team" })
+            const lab = yield* newLab("files", "Files", "team")
             // what an array literal must escape: quotes, braces, commas, backslashes, NULL, empty, newlines, tabs, non-ASCII
             const texts = ['say "hi"', "{a,b}", "a,b", "back\\slash \\", "NULL", "", "line\nline\r\n\tend", "ünïcödé ✓ 𝛼", "'single'"]
             const at = new Date(Math.floor(Date.now() / 1000) * 1000)
@@ -434,12 +434,12 @@ const repositoryContract = (backend: Backend) =>
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
             const labs = yield* LabsRepo
-            const taken = yield* labs.insert({ slug: unique("taken"), name: "Taken", plan: "free" })
+            const taken = yield* newLab("taken", "Taken")
             const error = yield* sql
               .withTransaction(labs.insert({ slug: taken.slug, name: "Again", plan: "free" }))
               .pipe(Effect.flip)
             expect(isUniqueViolation(error)).toBe(true)
-            const next = yield* labs.insert({ slug: unique("after"), name: "After", plan: "free" })
+            const next = yield* newLab("after", "After")
             expect(yield* labs.findByRef(next.id)).toEqual(Option.some(next))
           })
         )

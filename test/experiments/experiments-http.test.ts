@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import { CostReport } from "../../src/costs/Cost.js"
 import { CostPage } from "../../src/experiments/Api.js"
@@ -24,6 +24,7 @@ import {
   runningPod,
   sleep,
   startFixture,
+  useFixture,
   startPod,
   stopPod,
   waitFor,
@@ -33,10 +34,7 @@ import {
 } from "../support/ComputeSupport.js"
 
 let fx: Fixture
-beforeAll(async () => {
-  fx = await startFixture("exps")
-})
-afterAll(() => fx.close())
+useFixture(() => startFixture("exps"), (started) => (fx = started))
 
 const TEMPLATES = `${EXPERIMENTS}/templates`
 const QUEUES = `${EXPERIMENTS}/queues`

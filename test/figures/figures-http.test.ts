@@ -11,6 +11,7 @@ import { SyncResult } from "../../src/sync/RepoLink.js"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { data, expectError, json, page } from "../support/http.js"
 import { type Fixture, queryOf, startFixture } from "../support/LabFixture.js"
+import { expectGuardedOnEveryRoute, expectMissingOnEveryRoute } from "../support/RouteChecks.js"
 import type { TestServer } from "../support/TestServer.js"
 import { diskGit } from "../support/DiskGit.js"
 
@@ -21,7 +22,6 @@ let server: TestServer
 let lab: Lab
 let writer: { readonly id: string; readonly key: string }
 let readerKey: string
-let otherKey: string
 
 type Body = Record<string, unknown>
 
@@ -59,7 +59,6 @@ beforeAll(async () => {
   lab = fx.lab
   writer = { id: fx.writerId, key: fx.writer }
   readerKey = fx.reader
-  otherKey = fx.stranger
 })
 afterAll(async () => {
   await fx.close()
@@ -253,20 +252,11 @@ describe("errors on every route", () => {
   })
 
   it("404 for a missing figure, and for the operator naming a missing lab", async () => {
-    for (const [method, path, body] of routes("fig_missing", lab.id).slice(2)) {
-      expect(await expectError(await call(method, path, body), 404, "not_found")).toMatch(/no figure fig_missing/)
-    }
-    for (const [method, path, body] of routes("fig_missing", "no-such-lab")) {
-      await expectError(await call(method, path, body, server.adminKey), 404, "not_found")
-    }
+    await expectMissingOnEveryRoute(fx, routes, "fig_missing", /no figure fig_missing/)
   })
 
   it("403 for a foreign lab on every route, and for a read-only key writing", async () => {
     const figure = await register({ title: "Guarded", url: "https://example.org/g.png" })
-    for (const [method, path, body] of routes(figure.id, lab.id)) {
-      await expectError(await call(method, path, body, otherKey), 403, "forbidden")
-      if (method === "GET") expect((await call(method, path, body, readerKey)).status).toBe(200)
-      else await expectError(await call(method, path, body, readerKey), 403, "forbidden")
-    }
+    await expectGuardedOnEveryRoute(fx, routes, figure.id)
   })
 })

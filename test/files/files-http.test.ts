@@ -2,10 +2,11 @@ import { Effect, Either, Schema } from "effect"
 import { execFile } from "node:child_process"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DeletedFile, File, FileSummary } from "../../src/files/File.js"
 import { Lab } from "../../src/labs/Lab.js"
 import { Task } from "../../src/tasks/Task.js"
 import { data, expectError, json, page } from "../support/http.js"
-import { operatorOf } from "../support/LabFixture.js"
+import { operatorOf, type Params, queryOf } from "../support/LabFixture.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 // ---------------------------------------------------------------------------
@@ -22,39 +23,14 @@ const gitHashObject = async (content: string): Promise<string> => {
 }
 
 /** A file as it goes over the wire: timestamps are strings. */
-const WireFile = Schema.Struct({
-  labId: Schema.String,
-  path: Schema.String,
-  content: Schema.String,
-  size: Schema.Number,
-  sha: Schema.String,
-  source: Schema.Literal("api", "git"),
-  fromGit: Schema.Boolean,
-  createdAt: Schema.String,
-  updatedAt: Schema.String
-})
+const WireFile = Schema.encodedSchema(File)
 type WireFile = typeof WireFile.Type
-
-const WireSummary = Schema.Struct({
-  labId: Schema.String,
-  path: Schema.String,
-  size: Schema.Number,
-  sha: Schema.String,
-  source: Schema.Literal("api", "git"),
-  createdAt: Schema.String,
-  updatedAt: Schema.String
-})
-
-const Deleted = Schema.Struct({ labId: Schema.String, path: Schema.String, sha: Schema.String, deleted: Schema.Literal(true) })
+const WireSummary = Schema.encodedSchema(FileSummary)
 
 const MiB = 1_048_576
 const EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 
-const query = (params: Record<string, string | number | undefined>) => {
-  const search = new URLSearchParams()
-  for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
-  return `/api/v1/files?${search.toString()}`
-}
+const query = (params: Params) => `/api/v1/files?${queryOf(params)}`
 
 /** UTF-8 byte order, which is PostgreSQL's "C" collation. */
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"))
@@ -159,7 +135,7 @@ describe("reading and writing a file", () => {
 
   it("deletes: then GET is 404 and a second DELETE is 404", async () => {
     const file = await created(lab.id, "/doomed.md", "bye")
-    const deleted = await data(await del({ labId: lab.slug, path: "/doomed.md" }), Deleted)
+    const deleted = await data(await del({ labId: lab.slug, path: "/doomed.md" }), DeletedFile)
     expect(deleted).toEqual({ labId: lab.id, path: "/doomed.md", sha: file.sha, deleted: true })
     await expectError(await get({ labId: lab.id, path: "/doomed.md" }), 404, "not_found")
     await expectError(await del({ labId: lab.id, path: "/doomed.md" }), 404, "not_found")
@@ -182,7 +158,7 @@ describe("paths", () => {
     // one file, whichever spelling wrote it
     const again = await data(await post({ labId: lab.id, path: "/paths/./notes/a/b.md", content: "b2" }), WireFile, 200)
     expect(again.path).toBe("/paths/notes/a/b.md")
-    await data(await del({ labId: lab.id, path: "/paths//notes/a/b.md" }), Deleted)
+    await data(await del({ labId: lab.id, path: "/paths//notes/a/b.md" }), DeletedFile)
     await expectError(await get({ labId: lab.id, path: "/paths/notes/a/b.md" }), 404, "not_found")
   })
 
@@ -305,7 +281,7 @@ describe("optimistic concurrency (sha)", () => {
     const v2 = await data(await post({ labId: lab.id, path: "/occ/b.md", content: "v2" }), WireFile)
     await expectError(await del({ labId: lab.id, path: "/occ/b.md", sha: v1.sha }), 409, "conflict")
     expect((await read(lab.id, "/occ/b.md")).content).toBe("v2")
-    await data(await del({ labId: lab.id, path: "/occ/b.md", sha: v2.sha }), Deleted)
+    await data(await del({ labId: lab.id, path: "/occ/b.md", sha: v2.sha }), DeletedFile)
     await expectError(await get({ labId: lab.id, path: "/occ/b.md" }), 404, "not_found")
   })
 
@@ -341,7 +317,7 @@ describe("a path is either a file or a directory", () => {
 
   it("frees the name once the blocking file is deleted", async () => {
     await created(lab.id, "/tree2/a", "a file")
-    await data(await del({ labId: lab.id, path: "/tree2/a" }), Deleted)
+    await data(await del({ labId: lab.id, path: "/tree2/a" }), DeletedFile)
     expect((await created(lab.id, "/tree2/a/b", "now a directory")).path).toBe("/tree2/a/b")
   })
 })
@@ -475,7 +451,7 @@ describe("scopes", () => {
   it("lets a lab:<slug>:rw key write", async () => {
     const file = await data(await post({ labId: lab.slug, path: "/by-writer.md", content: "w" }, writerKey), WireFile, 201)
     expect(file.labId).toBe(lab.id)
-    await data(await del({ labId: lab.slug, path: "/by-writer.md" }, writerKey), Deleted)
+    await data(await del({ labId: lab.slug, path: "/by-writer.md" }, writerKey), DeletedFile)
   })
 
   it("refuses another lab's key with 403, whether the file or the lab exists or not", async () => {

@@ -5,16 +5,13 @@
  */
 import { Schema } from "effect"
 import { connect } from "node:net"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { MAX_JSON_DEPTH } from "../../src/http/InputCheck.js"
 import { Task } from "../../src/tasks/Task.js"
-import { data, expectInvalid, type Fixture, startFixture, withQuery } from "../support/LabFixture.js"
+import { data, expectInvalid, type Fixture, startFixture, useFixture, withQuery } from "../support/LabFixture.js"
 
 let fx: Fixture
-beforeAll(async () => {
-  fx = await startFixture("hostile")
-}, 180_000)
-afterAll(() => fx.close())
+useFixture(() => startFixture("hostile"), (started) => (fx = started), 180_000)
 
 /** A raw JSON text as the body, for what JSON.stringify cannot write (1e400, deep nesting). */
 const postRaw = (path: string, body: string, token = fx.writer) =>

@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { KnowledgeEntry } from "../../src/knowledge/Knowledge.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
+import { expectCreateGuarded, expectDeletedThenGone, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
-beforeAll(async () => {
-  fx = await startFixture("knowledge")
-})
-afterAll(() => fx.close())
+useFixture(() => startFixture("knowledge"), (started) => (fx = started))
 
 const KNOWLEDGE = "/api/v1/knowledge"
 const add = async (body: Record<string, unknown> = {}) =>
@@ -53,9 +51,7 @@ describe("POST /api/v1/knowledge (catalog)", () => {
   })
 
   it("403 for a foreign lab and a read-only key; 404 for the operator's missing lab", async () => {
-    await expectError(await fx.post(KNOWLEDGE, { labId: fx.lab.id, title: "T", body: "B" }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.post(KNOWLEDGE, { labId: fx.lab.id, title: "T", body: "B" }, fx.reader), 403, "forbidden")
-    await expectError(await fx.post(KNOWLEDGE, { labId: "no-such-lab", title: "T", body: "B" }, fx.server.adminKey), 404, "not_found")
+    await expectCreateGuarded(fx, KNOWLEDGE, { title: "T", body: "B" })
   })
 })
 
@@ -77,8 +73,7 @@ describe("GET /api/v1/knowledge (catalog)", () => {
   it("422 for a bad query; 403 foreign lab; 404 the operator's missing lab", async () => {
     await expectInvalid(await fx.get(KNOWLEDGE, { labId: fx.lab.id, to: "soon" }), "to")
     await expectInvalid(await fx.get(KNOWLEDGE, { labId: fx.lab.id, limit: 101 }), "limit")
-    await expectError(await fx.get(KNOWLEDGE, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.get(KNOWLEDGE, { labId: "no-such-lab" }, fx.server.adminKey), 404, "not_found")
+    await expectListGuarded(fx, KNOWLEDGE)
   })
 })
 
@@ -96,11 +91,8 @@ describe("GET, PATCH, DELETE /api/v1/knowledge/{id} (extensions)", () => {
     expect(await data(await patch(entry.id, { body: "Refined." }), KnowledgeEntry)).toEqual(updated)
     expect((await fx.activity()).length).toBe(before)
 
-    expect(await data(await fx.del(`${KNOWLEDGE}/${entry.id}`, { labId: fx.lab.id }), KnowledgeEntry)).toEqual(updated)
-    expect(findActivity(await fx.activity(), "knowledge.deleted", entry.id).actor).toBe(fx.writerId)
-    await expectError(await fx.get(`${KNOWLEDGE}/${entry.id}`, { labId: fx.lab.id }), 404, "not_found")
+    expect((await expectDeletedThenGone(fx, KNOWLEDGE, updated, KnowledgeEntry, "knowledge.deleted")).actor).toBe(fx.writerId)
     await expectError(await patch(entry.id, { title: "x" }), 404, "not_found")
-    await expectError(await fx.del(`${KNOWLEDGE}/${entry.id}`, { labId: fx.lab.id }), 404, "not_found")
   })
 
   it("422 for unknown fields and bad values on PATCH", async () => {

@@ -6,6 +6,7 @@ import { Lab } from "../../src/labs/Lab.js"
 import { Paper, PaperVersion } from "../../src/papers/Paper.js"
 import { data, expectError, page } from "../support/http.js"
 import { type Fixture, queryOf, startFixture } from "../support/LabFixture.js"
+import { expectGuardedOnEveryRoute, expectMissingOnEveryRoute } from "../support/RouteChecks.js"
 import type { TestServer } from "../support/TestServer.js"
 
 let fx: Fixture
@@ -425,23 +426,12 @@ describe("errors on every route", () => {
   })
 
   it("404 for a missing paper on every route that names one, and for the operator naming a missing lab", async () => {
-    for (const [method, path, json] of routes("paper_missing", lab.id).slice(2)) {
-      expect(await expectError(await call(method, path, json), 404, "not_found"), `${method} ${path}`).toMatch(/no paper paper_missing/)
-    }
-    for (const [method, path, json] of routes("paper_missing", "no-such-lab")) {
-      await expectError(await call(method, path, json, server.adminKey), 404, "not_found")
-    }
+    await expectMissingOnEveryRoute(fx, routes, "paper_missing", /no paper paper_missing/)
   })
 
   it("403 for a foreign lab on every route, and for a read-only key writing", async () => {
     const id = (await createPaper({ title: "Guarded" })).id
-    for (const [method, path, json] of routes(id, lab.id)) {
-      await expectError(await call(method, path, json, otherKey), 403, "forbidden")
-    }
-    for (const [method, path, json] of routes(id, lab.id)) {
-      if (method === "GET") expect((await call(method, path, json, readerKey)).status).toBe(200)
-      else await expectError(await call(method, path, json, readerKey), 403, "forbidden")
-    }
+    await expectGuardedOnEveryRoute(fx, routes, id)
     // the foreign lab's own key cannot reach this paper through its own lab either
     await expectError(await call("GET", `/api/v1/papers/${id}?labId=${other.id}`, undefined, otherKey), 404, "not_found")
   })

@@ -23,6 +23,7 @@ import {
   processExists,
   sleep,
   startFixture,
+  useFixture,
   startPod,
   stopPod,
   waitFor,
@@ -31,10 +32,7 @@ import {
 } from "../support/ComputeSupport.js"
 
 let fx: Fixture
-beforeAll(async () => {
-  fx = await startFixture("pods")
-})
-afterAll(() => fx.close())
+useFixture(() => startFixture("pods"), (started) => (fx = started))
 
 const waitGone = (pid: number) => waitFor(`process ${pid} to end`, async () => processExists(pid), (alive) => !alive)
 

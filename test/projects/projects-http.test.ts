@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Project, ProjectDetail, ProjectItem } from "../../src/projects/Project.js"
 import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
 let taskId: string
@@ -45,9 +46,7 @@ describe("POST /api/v1/projects (catalog)", () => {
   })
 
   it("403 for a foreign lab and a read-only key; 404 for the operator's missing lab", async () => {
-    await expectError(await fx.post(PROJECTS, { labId: fx.lab.id, name: "Z" }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.post(PROJECTS, { labId: fx.lab.id, name: "Z" }, fx.reader), 403, "forbidden")
-    await expectError(await fx.post(PROJECTS, { labId: "no-such-lab", name: "Z" }, fx.server.adminKey), 404, "not_found")
+    await expectCreateGuarded(fx, PROJECTS, { name: "Z" })
   })
 })
 
@@ -160,8 +159,7 @@ describe("GET /api/v1/projects (catalog) and GET/DELETE /api/v1/projects/{id} (e
     expect(await ids({ status: "paused" })).toEqual([a.id])
     expect((await page(await fx.get(PROJECTS, { labId: fx.lab.id }, fx.reader), Project)).data.length).toBeGreaterThan(1)
     await expectInvalid(await fx.get(PROJECTS, { labId: fx.lab.id, status: "open" }), "status")
-    await expectError(await fx.get(PROJECTS, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.get(PROJECTS, { labId: "no-such-lab" }, fx.server.adminKey), 404, "not_found")
+    await expectListGuarded(fx, PROJECTS)
   })
 
   it("reads and deletes one (project.deleted; its items go with it, the task stays); 404 and 403", async () => {

@@ -41,6 +41,14 @@ const createKey = async (...slugs: ReadonlyArray<string>) => {
   return created.key
 }
 
+/** A free lab with two keys of its own, once the current window has `room` ms left. */
+const freeLabWithTwoKeys = async (room: number) => {
+  const lab = await createLab("free")
+  const keys = [await createKey(lab.slug), await createKey(lab.slug)] as const
+  await roomInWindow(room)
+  return { lab, keys }
+}
+
 /** GET /api/v1/me with this key, expecting 200; returns the rate headers. */
 const me = async (token: string) => {
   const response = await server.request("GET", "/api/v1/me", { token })
@@ -240,10 +248,7 @@ describe("plan limits", () => {
 
 describe("accounts", () => {
   it("counts requests that name no lab per key: a second key of the same lab is not limited with the first", async () => {
-    const lab = await createLab("free")
-    const first = await createKey(lab.slug)
-    const second = await createKey(lab.slug)
-    await roomInWindow(15_000)
+    const { lab, keys: [first, second] } = await freeLabWithTwoKeys(15_000)
 
     await spend(first, 60)
     await expectLimited(await server.request("GET", "/api/v1/me", { token: first }), 60)
@@ -299,10 +304,7 @@ const tasks = async (token: string, labId: string) => {
 
 describe("a lab's budget", () => {
   it("binds every credential of the lab: minting another key buys nothing", async () => {
-    const lab = await createLab("free")
-    const first = await createKey(lab.slug)
-    const second = await createKey(lab.slug)
-    await roomInWindow(20_000)
+    const { lab, keys: [first, second] } = await freeLabWithTwoKeys(20_000)
 
     for (let i = 0; i < 60; i++) await tasks(i % 2 === 0 ? first : second, lab.slug)
 
@@ -326,10 +328,7 @@ describe("a lab's budget", () => {
   })
 
   it("reports whichever window binds: the lab's when it has fewer requests left than the key's", async () => {
-    const lab = await createLab("free")
-    const busy = await createKey(lab.slug)
-    const quiet = await createKey(lab.slug)
-    await roomInWindow(10_000)
+    const { lab, keys: [busy, quiet] } = await freeLabWithTwoKeys(10_000)
     for (let i = 0; i < 10; i++) await tasks(busy, lab.slug)
     // the quiet key's own window has 59 left, the lab's 49
     expect(await tasks(quiet, lab.slug)).toMatchObject({ limit: 60, remaining: 49 })

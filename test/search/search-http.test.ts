@@ -31,6 +31,8 @@ const refs = (results: ReadonlyArray<Result>) => results.map((r) => `${r.kind}:$
 
 const create = async (path: string, body: Record<string, unknown>, labId = fx.lab.id, token = fx.writer) =>
   (await data(await fx.post(path, { labId, ...body }, token), Created, 201)).id
+/** PATCH a record of the lab as the writer, expecting 200. */
+const update = async (path: string, body: Record<string, unknown>) => data(await fx.patch(path, { labId: fx.lab.id, ...body }), Created)
 const writeFileApi = async (path: string, content: string) =>
   data(await fx.post("/api/v1/files", { labId: fx.lab.id, path, content }), Written, 201)
 
@@ -164,26 +166,14 @@ describe("GET /api/v1/search", () => {
   })
 
   it("follows updates and deletes of records", async () => {
-    await data(
-      await fx.server.request("PATCH", `/api/v1/knowledge/${ids["knowledge"]}`, {
-        token: fx.writer,
-        json: { labId: fx.lab.id, title: "Warmup stabilises training, also with Adafactor" }
-      }),
-      Created
-    )
+    await update(`/api/v1/knowledge/${ids["knowledge"]}`, { title: "Warmup stabilises training, also with Adafactor" })
     expect(refs(await search({ q: "adafactor" }))).toEqual([`knowledge:${ids["knowledge"]}`])
     const doomed = await create("/api/v1/tasks", { title: "Ephemeral xylophone task" })
     expect(refs(await search({ q: "xylophone" }))).toEqual([`tasks:${doomed}`])
     expect((await fx.del(`/api/v1/tasks/${doomed}`, { labId: fx.lab.id })).status).toBe(200)
     expect(await search({ q: "xylophone" })).toEqual([])
 
-    await data(
-      await fx.server.request("PATCH", `/api/v1/experiments/${ids["experiment"]}`, {
-        token: fx.writer,
-        json: { labId: fx.lab.id, hypothesis: "Cosine decay with warmup converges faster than the trapezoid schedule" }
-      }),
-      Created
-    )
+    await update(`/api/v1/experiments/${ids["experiment"]}`, { hypothesis: "Cosine decay with warmup converges faster than the trapezoid schedule" })
     expect(refs(await search({ q: "trapezoid" }))).toEqual([`experiments:${ids["experiment"]}`])
 
     const memory = await create("/api/v1/memory", { agentId: await create("/api/v1/agents", { name: "Bo", model: "m" }), kind: "fact", content: "Fleeting vuvuzela memory" })

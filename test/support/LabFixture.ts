@@ -8,7 +8,7 @@
 import { Redacted, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import pg from "pg"
-import { expect } from "vitest"
+import { afterAll, beforeAll, expect } from "vitest"
 import { Activity } from "../../src/activity/Activity.js"
 import { CreatedApiKey } from "../../src/auth/ApiKey.js"
 import { Lab } from "../../src/labs/Lab.js"
@@ -139,6 +139,23 @@ export const startFixture = async (
       await db.drop()
     }
   }
+}
+
+/**
+ * Start a fixture before the file's tests (`set` receives it) and close it after them:
+ * `let fx: Fixture` then `useFixture(() => startFixture("tasks"), (started) => (fx = started))`.
+ */
+export const useFixture = <F extends { readonly close: () => Promise<void> }>(
+  start: () => Promise<F>,
+  set: (fixture: F) => void,
+  timeoutMs?: number
+) => {
+  let started: F | undefined
+  beforeAll(async () => {
+    started = await start()
+    set(started)
+  }, timeoutMs)
+  afterAll(() => started?.close())
 }
 
 /** Expect a 422 whose message names `field`. */

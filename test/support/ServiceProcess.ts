@@ -25,14 +25,15 @@ export interface ServiceSettings {
   readonly root?: string
 }
 
-const freePort = () =>
+/** A TCP port on loopback that nothing listens on right now. */
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const probe = createServer()
     probe.once("error", reject)
     probe.listen(0, "127.0.0.1", () => {
       const address = probe.address()
       const port = typeof address === "object" && address !== null ? address.port : 0
-      probe.close(() => resolve(port))
+      probe.close(() => (port > 0 ? resolve(port) : reject(new Error("no free port"))))
     })
   })
 

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Survey } from "../../src/surveys/Survey.js"
 import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { expectCreateGuarded, expectDeletedThenGone, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
 let paperA: string
@@ -66,9 +67,7 @@ describe("POST /api/v1/surveys (catalog)", () => {
   })
 
   it("403 for a foreign lab and a read-only key; 404 for the operator's missing lab", async () => {
-    await expectError(await fx.post(SURVEYS, { labId: fx.lab.id, topic: "T" }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.post(SURVEYS, { labId: fx.lab.id, topic: "T" }, fx.reader), 403, "forbidden")
-    await expectError(await fx.post(SURVEYS, { labId: "no-such-lab", topic: "T" }, fx.server.adminKey), 404, "not_found")
+    await expectCreateGuarded(fx, SURVEYS, { topic: "T" })
   })
 })
 
@@ -142,8 +141,7 @@ describe("GET /api/v1/surveys (catalog)", () => {
 
   it("422 for a bad status; 403 foreign lab; 404 the operator's missing lab", async () => {
     await expectInvalid(await fx.get(SURVEYS, { labId: fx.lab.id, status: "done" }), "status")
-    await expectError(await fx.get(SURVEYS, { labId: fx.lab.id }, fx.stranger), 403, "forbidden")
-    await expectError(await fx.get(SURVEYS, { labId: "no-such-lab" }, fx.server.adminKey), 404, "not_found")
+    await expectListGuarded(fx, SURVEYS)
   })
 })
 
@@ -151,10 +149,7 @@ describe("GET and DELETE /api/v1/surveys/{id} (extensions)", () => {
   it("reads, deletes (survey.deleted), then 404", async () => {
     const survey = await start({ topic: "Doomed" })
     expect(await data(await fx.get(`${SURVEYS}/${survey.id}`, { labId: fx.lab.id }, fx.reader), Survey)).toEqual(survey)
-    expect(await data(await fx.del(`${SURVEYS}/${survey.id}`, { labId: fx.lab.id }), Survey)).toEqual(survey)
-    findActivity(await fx.activity(), "survey.deleted", survey.id)
-    await expectError(await fx.get(`${SURVEYS}/${survey.id}`, { labId: fx.lab.id }), 404, "not_found")
-    await expectError(await fx.del(`${SURVEYS}/${survey.id}`, { labId: fx.lab.id }), 404, "not_found")
+    await expectDeletedThenGone(fx, SURVEYS, survey, Survey, "survey.deleted")
   })
 
   it("404 for another lab's id; 403 for a foreign lab and a read-only delete; 422 without labId", async () => {
