@@ -11,7 +11,7 @@ import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startGitServer, type GitServer, workingCopy } from "./support/GitServer.js"
-import { freePort } from "./support/ServiceProcess.js"
+import { freePort } from "./support/FreePort.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 

@@ -8,7 +8,7 @@ export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done
 
 export const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-export { freePort } from "../../test/support/ServiceProcess.js"
+export { freePort } from "../../test/support/FreePort.js"
 
 export const redactUrl = (url: string): string => {
   try {

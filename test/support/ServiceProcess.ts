@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process"
-import { createServer } from "node:net"
 import { fileURLToPath } from "node:url"
+import { freePort } from "./FreePort.js"
 import { requestAt } from "./http.js"
 import type { TestServer } from "./TestServer.js"
 
@@ -24,18 +24,6 @@ export interface ServiceSettings {
   /** The checkout to run (another one gives a benchmark its reference); this one by default. */
   readonly root?: string
 }
-
-/** A TCP port on loopback that nothing listens on right now. */
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      probe.close(() => (port > 0 ? resolve(port) : reject(new Error("no free port"))))
-    })
-  })
 
 const exited = (child: ChildProcess) =>
   new Promise<number | null>((resolve) => {
