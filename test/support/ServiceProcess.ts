@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { freePort } from "./FreePort.js"
-import { requestAt } from "./http.js"
+import { requestAt } from "./Requests.js"
 import type { TestServer } from "./TestServer.js"
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url))

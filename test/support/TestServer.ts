@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, type Layer, ManagedRuntime, Redacted } from "effect"
 import * as App from "../../layers/App.js"
 import { makeClient } from "../../src/Client.js"
-import { type RequestOptions, requestAt } from "./http.js"
+import { type RequestOptions, requestAt } from "./Requests.js"
 import { testSettings } from "./TestLayers.js"
 
 export interface TestServer {

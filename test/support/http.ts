@@ -52,21 +52,4 @@ export const page = async <A, I>(response: Response, item: Schema.Schema<A, I>) 
   )(body)
 }
 
-export interface RequestOptions {
-  readonly token?: string
-  readonly json?: unknown
-  readonly body?: string
-  readonly headers?: Record<string, string>
-}
-
-/** A raw HTTP call to the server at `baseUrl`: `token` becomes the bearer credential, `json` the body. */
-export const requestAt = (baseUrl: string) => (method: string, path: string, options: RequestOptions = {}) =>
-  fetch(`${baseUrl}${path}`, {
-    method,
-    headers: {
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-      ...(options.json !== undefined ? { "content-type": "application/json" } : {}),
-      ...options.headers
-    },
-    body: options.json !== undefined ? JSON.stringify(options.json) : options.body
-  })
+export { type RequestOptions, requestAt } from "./Requests.js"
