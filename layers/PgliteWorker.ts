@@ -81,8 +81,11 @@ const connect = (worker: Worker) => {
   const ready = Deferred.unsafeMake<void, PgliteError>(FiberId.none)
   const pending = new Map<number, Deferred.Deferred<unknown, PgliteError>>()
   let nextId = 0
+  // once the thread failed or exited, nothing would ever answer: later requests fail at once with its error
+  let broken: PgliteError | undefined
   const holdOpen = () => (pending.size > 0 ? worker.ref() : worker.unref())
   const failAll = (error: PgliteError) => {
+    broken ??= error
     Deferred.unsafeDone(ready, Exit.fail(error))
     for (const reply of pending.values()) Deferred.unsafeDone(reply, Exit.fail(error))
     pending.clear()
@@ -104,6 +107,7 @@ const connect = (worker: Worker) => {
   worker.on("exit", (code) => failAll(new PgliteError({ message: `the PGlite worker exited (${code})` })))
   const send = (operation: Operation): Effect.Effect<unknown, PgliteError> =>
     Effect.suspend(() => {
+      if (broken !== undefined) return Effect.fail(broken)
       const id = nextId++
       const reply = Deferred.unsafeMake<unknown, PgliteError>(FiberId.none)
       pending.set(id, reply)
