@@ -90,5 +90,3 @@ export const makeLabTable = <A extends Row, I>(spec: LabTableSpec<A, I>) =>
 
     return { sql, find, findForUpdate, remove, insert, update, page, listBy }
   })
-
-export type LabTable<A extends Row> = Effect.Effect.Success<ReturnType<typeof makeLabTable<A, unknown>>>
