@@ -27,6 +27,8 @@ import * as GitMemory from "./git/GitMemory.js"
 import * as NodeServer from "./NodeServer.js"
 import type { Git } from "../src/sync/Git.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
+import { Readiness } from "../src/status/Readiness.js"
+import { DEFAULT_STOP, drainOnStop, type StopSettings } from "./Stop.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE, WebhookFailureLimit } from "../src/sync/Webhooks.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
@@ -59,6 +61,8 @@ export interface AppSettings {
    * `stopGraceMillis` is how long a stop waits after SIGTERM before SIGKILL (default 5 s).
    */
   readonly pods: { readonly command: ReadonlyArray<string>; readonly stopGraceMillis?: number }
+  /** How a stop goes (README "Operating"); DEFAULT_STOP when absent. */
+  readonly stop?: StopSettings
 }
 
 const gitLayer = (git: AppSettings["git"]): Layer.Layer<Git> =>
@@ -85,6 +89,7 @@ export const environment = (settings: AppSettings) => {
     Layer.succeed(AdminKey, settings.adminKey),
     Layer.succeed(AdminLimits, settings.adminLimits),
     Layer.succeed(QuotaLimits, settings.quotas ?? DEFAULT_QUOTAS),
+    Readiness.Default,
     Layer.succeed(WebhookFailureLimit, settings.webhookFailuresPerMinute ?? DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
     // where pods run; a cloud provider (see src/pods/PodProvider.ts) would be chosen here
     LocalProcessProvider.layer({ command: settings.pods.command, stopGraceMillis: settings.pods.stopGraceMillis })
@@ -110,14 +115,16 @@ const serveApi = Layer.scopedDiscard(
 ).pipe(Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer]))
 
 /** The API served over node:http on the configured host and port. */
-export const server = (settings: AppSettings) =>
-  serveApi.pipe(
+export const server = (settings: AppSettings) => {
+  const stop = settings.stop ?? DEFAULT_STOP
+  return drainOnStop(stop.drainMillis).pipe(
+    Layer.provideMerge(serveApi),
     Layer.provide(ApiLive),
     Layer.provideMerge(
       NodeServer.layer(() => createServer({ IncomingMessage: LimitedIncomingMessage }), {
         port: settings.port,
         host: settings.host
-      })
+      }, stop.requestsMillis)
     ),
     // the database is open and migrated before the port opens: no request waits on start-up
     Layer.provideMerge(environment(settings)),
@@ -126,3 +133,4 @@ export const server = (settings: AppSettings) =>
     Layer.provide(Layer.setTracerEnabled(false)),
     Layer.provide(Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true))
   )
+}

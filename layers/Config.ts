@@ -4,6 +4,7 @@ import { DEFAULT_QUOTAS, type PlanQuotas } from "../src/quotas/PlanQuotas.js"
 import { NO_EXCEPTIONS, parseAllowedHosts } from "../src/sync/HostPolicy.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../src/sync/Webhooks.js"
 import { DEFAULT_CEILINGS } from "./git/Fetch.js"
+import { DEFAULT_STOP } from "./Stop.js"
 
 /**
  * A secret validated as a plain string, then redacted. (Validating after
@@ -27,6 +28,12 @@ const algorithmList = (s: string) => s.split(",").map((a) => a.trim()).filter((a
 const positive = (name: string, fallback: number) =>
   Config.integer(name).pipe(
     Config.validate({ message: "must be a positive integer", validation: (n) => n > 0 }),
+    Config.withDefault(fallback)
+  )
+
+const nonNegative = (name: string, fallback: number) =>
+  Config.integer(name).pipe(
+    Config.validate({ message: "must be a whole number, 0 or more", validation: (n) => n >= 0 }),
     Config.withDefault(fallback)
   )
 
@@ -142,6 +149,10 @@ export const AppConfig = Config.all({
     perDay: positive("RATE_LIMIT_ADMIN_PER_DAY", 10_000_000)
   }),
   quotas,
-  webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE)
+  webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
+  stop: Config.all({
+    drainMillis: nonNegative("STOP_DRAIN_MS", DEFAULT_STOP.drainMillis),
+    requestsMillis: positive("STOP_REQUESTS_MS", DEFAULT_STOP.requestsMillis)
+  })
 })
 export type AppConfig = Config.Config.Success<typeof AppConfig>

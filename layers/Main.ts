@@ -72,6 +72,7 @@ export const MainLive = Layer.unwrapEffect(
       adminLimits: config.adminLimits,
       quotas: config.quotas,
       webhookFailuresPerMinute: config.webhookFailuresPerMinute,
+      stop: config.stop,
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000, ...config.git },
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }

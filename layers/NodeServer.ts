@@ -69,15 +69,21 @@ const onClientError = (error: Error & { readonly code?: string }, socket: Duplex
  * @effect/platform-node's server (NodeHttpServer.layer) on the node:http server
  * `evaluate` makes, with the gate above and errors node answers itself sent in
  * the envelope. The gate's shutdown runs before the server's own release
- * (finalizers run last first): node's close waits for every open request.
+ * (finalizers run last first): node's close waits for the requests in flight,
+ * `requestsMillis` at most.
  */
-export const layer = (evaluate: () => Http.Server, options: ListenOptions) =>
+export const layer = (evaluate: () => Http.Server, options: ListenOptions, requestsMillis: number) =>
   Layer.suspend(() => {
     let shutDown = () => {}
     const guarded = () => {
       const server = evaluate()
       server.on("clientError", onClientError)
-      shutDown = gateOf(server)
+      const closeGate = gateOf(server)
+      shutDown = () => {
+        closeGate()
+        // node's close waits for every request in flight: past the bound, their connections are closed
+        setTimeout(() => server.closeAllConnections(), requestsMillis).unref()
+      }
       return server
     }
     return Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => shutDown()))).pipe(

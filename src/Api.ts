@@ -14,7 +14,7 @@ import { LabsApi } from "./labs/Api.js"
 import { ActivityApi } from "./activity/Api.js"
 import { FilesApi } from "./files/Api.js"
 import { SyncApi, WebhooksApi } from "./sync/Api.js"
-import { StatusApi } from "./status/Api.js"
+import { HealthApi, StatusApi } from "./status/Api.js"
 import { TasksApi } from "./tasks/Api.js"
 import { TelemetryApi } from "./telemetry/Api.js"
 import { ContributionsApi } from "./contributions/Api.js"
@@ -64,6 +64,7 @@ const dropDecodeError = (spec: Record<string, unknown>): Record<string, unknown>
 /** The whole contract: every route of spec 4.2, the webhook receiver, and the extensions. */
 export class Api extends HttpApi.make("lab-service")
   .add(StatusApi)
+  .add(HealthApi)
   .add(MeApi)
   .add(LabsApi)
   .add(KeysApi)

@@ -21,7 +21,7 @@ import { SyncSupervisor } from "./sync/SyncSupervisor.js"
 import { WebhookReceiver } from "./sync/WebhookReceiver.js"
 import { RateLimits } from "./ratelimit/RateLimits.js"
 import { Quotas } from "./quotas/Quotas.js"
-import { StatusHttp } from "./status/Http.js"
+import { HealthHttp, StatusHttp } from "./status/Http.js"
 import { TasksHttp } from "./tasks/Http.js"
 import { Tasks } from "./tasks/Tasks.js"
 import { TelemetryHttp } from "./telemetry/Http.js"
@@ -73,6 +73,7 @@ const routes = makeRouteTable(Api, [
 
 const Handlers = Layer.mergeAll(
   StatusHttp,
+  HealthHttp,
   MeHttp,
   KeysHttp,
   LabsHttp,

@@ -117,6 +117,14 @@ const unavailableHeaders = (response: HttpServerResponse.HttpServerResponse): Re
     ? { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) }
     : {}
 
+/** An orchestrator polls these: they skip identification and the rate limits (src/status/Api.ts). */
+const PROBES: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
+
+const probe = ({ app, routes, requestId }: Incoming) =>
+  Effect.matchCauseEffect(app, { onFailure: toErrorResponse(routes, requestId), onSuccess: Effect.succeed }).pipe(
+    Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
+  )
+
 const anonymous = (webhook: boolean) => (webhook ? PLAN_LIMITS.team : PLAN_LIMITS.free)
 
 /** A request as the middleware received it, before it is identified and counted. */
@@ -203,6 +211,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const request = url === original.url ? original : original.modify({ url })
         const webhook = url.startsWith(WEBHOOKS)
         const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook }
+        if (PROBES.has(url)) return probe(incoming)
 
         return Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
           const principal = Either.isRight(identified) ? identified.right : Option.none<Principal>()

@@ -1,6 +1,7 @@
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { Envelope } from "../http/Envelope.js"
+import { ServiceUnavailableWire } from "../http/Errors.js"
 
 export const Status = Schema.Struct({
   status: Schema.Literal("ok"),
@@ -13,3 +14,24 @@ export const Status = Schema.Struct({
 export class StatusApi extends HttpApiGroup.make("status")
   .add(HttpApiEndpoint.get("status", "/status").addSuccess(Envelope(Status)))
   .prefix("/api/v1") {}
+
+const Alive = Schema.Struct({ status: Schema.Literal("alive") }).annotations({ identifier: "Alive" })
+const Ready = Schema.Struct({ status: Schema.Literal("ready") }).annotations({ identifier: "Ready" })
+
+/**
+ * Probes for a load balancer or an orchestrator: unauthenticated, outside the rate limits, and cheap. /healthz
+ * answers while the process runs; /readyz answers 503 while the replica stops (drains), cannot reach its database,
+ * or runs on a database its migrations have not reached.
+ */
+export class HealthApi extends HttpApiGroup.make("health")
+  .add(
+    HttpApiEndpoint.get("healthz", "/healthz")
+      .addSuccess(Envelope(Alive))
+      .annotate(OpenApi.Summary, "Liveness: the process answers")
+  )
+  .add(
+    HttpApiEndpoint.get("readyz", "/readyz")
+      .addSuccess(Envelope(Ready))
+      .addError(ServiceUnavailableWire)
+      .annotate(OpenApi.Summary, "Readiness: not stopping, database reachable, migrations applied")
+  ) {}

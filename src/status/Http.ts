@@ -3,6 +3,8 @@ import { Effect } from "effect"
 import { Api, VERSION } from "../Api.js"
 import { DatabaseKind } from "../db/DatabaseKind.js"
 import { ok } from "../http/Envelope.js"
+import { ServiceUnavailable } from "../http/Errors.js"
+import { Readiness } from "./Readiness.js"
 
 const startedAt = Date.now()
 
@@ -18,5 +20,20 @@ export const StatusHttp = HttpApiBuilder.group(Api, "status", (handlers) =>
         time: new Date().toISOString()
       })
     )
+  })
+)
+
+export const HealthHttp = HttpApiBuilder.group(Api, "health", (handlers) =>
+  Effect.gen(function* () {
+    const readiness = yield* Readiness
+    return handlers
+      .handle("healthz", () => ok({ status: "alive" as const }))
+      .handle("readyz", () =>
+        Effect.flatMap(readiness.check, (reason) =>
+          reason === null
+            ? ok({ status: "ready" as const })
+            : Effect.fail(new ServiceUnavailable({ message: `not ready: ${reason}` }))
+        )
+      )
   })
 )

@@ -19,7 +19,7 @@ describe("the node:http server", () => {
     const scope = Effect.runSync(Scope.make())
     try {
       const context = await Effect.runPromise(
-        Layer.buildWithScope(NodeServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }), scope)
+        Layer.buildWithScope(NodeServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }, 10_000), scope)
       )
       const server = Context.get(context, HttpServer.HttpServer)
       const url = urlOf(server.address)
@@ -49,7 +49,7 @@ describe("the node:http server", () => {
   it("answers 503 to a request still waiting when the server closes without ever serving (a start that failed)", async () => {
     const scope = Effect.runSync(Scope.make())
     const context = await Effect.runPromise(
-      Layer.buildWithScope(NodeServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }), scope)
+      Layer.buildWithScope(NodeServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }, 10_000), scope)
     )
     const waiting = fetch(urlOf(Context.get(context, HttpServer.HttpServer).address))
     await new Promise((resolve) => setTimeout(resolve, 200))

@@ -1,0 +1,40 @@
+import { SqlClient } from "@effect/sql"
+import { Effect, Ref, Schema } from "effect"
+import { migrations } from "../db/Migrations.js"
+
+/** Why this replica should not get traffic now (GET /readyz answers 503 with it). */
+export type NotReadyReason = "draining" | "database unreachable" | "migrations not applied"
+
+/** A readiness check answers within this, or counts the database as unreachable. */
+const CHECK_TIMEOUT = "2 seconds"
+
+const Applied = Schema.Array(Schema.Struct({ applied: Schema.NumberFromString }))
+const MIGRATION_IDS = migrations.map((m) => m.id)
+
+/**
+ * Whether this replica takes traffic. `drain` flips it off for good when the process is asked to stop; `check` is
+ * what GET /readyz runs: not draining, the database answering, and every migration this code knows applied (one
+ * indexed count).
+ */
+export class Readiness extends Effect.Service<Readiness>()("Readiness", {
+  effect: Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const draining = yield* Ref.make(false)
+
+    const migrated = sql`SELECT count(*)::text AS applied FROM schema_migrations WHERE id IN ${sql.in(MIGRATION_IDS)}`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Applied)),
+      Effect.map((rows) => (rows[0]?.applied ?? 0) === MIGRATION_IDS.length),
+      Effect.timeout(CHECK_TIMEOUT),
+      Effect.option
+    )
+
+    const check: Effect.Effect<NotReadyReason | null> = Effect.gen(function* () {
+      if (yield* Ref.get(draining)) return "draining"
+      const applied = yield* migrated
+      if (applied._tag === "None") return "database unreachable"
+      return applied.value ? null : "migrations not applied"
+    })
+
+    return { check, drain: Ref.set(draining, true), draining: Ref.get(draining) }
+  })
+}) {}
