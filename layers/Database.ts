@@ -1,5 +1,6 @@
 import { SqlClient } from "@effect/sql"
-import { Effect, Layer, type Redacted } from "effect"
+import { Context, Effect, Layer, Option, type Redacted } from "effect"
+import { PoolStats } from "../src/observability/PoolStats.js"
 import { trackingWrites } from "../src/db/ConnectionLoss.js"
 import { runMigrations } from "../src/db/Migrator.js"
 import { DatabaseKind } from "../src/db/DatabaseKind.js"
@@ -11,16 +12,25 @@ export type DatabaseSettings =
   /** `dataDir` undefined: an in-memory database (tests). */
   | { readonly kind: "pglite"; readonly dataDir: string | undefined }
 
-/** The client whose transactions are noted for the retry of requests that lost their connection (src/db/ConnectionLoss.ts). */
-const tracked = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
-  Layer.effect(SqlClient.SqlClient, Effect.map(SqlClient.SqlClient, trackingWrites)).pipe(Layer.provide(client))
+type Client = SqlClient.SqlClient | PoolStats
 
-const withMigrations = <E>(client: Layer.Layer<SqlClient.SqlClient, E>) =>
-  Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(tracked(client)))
+/** The client whose transactions are noted for the retry of requests that lost their connection (src/db/ConnectionLoss.ts). */
+const tracked = <E>(client: Layer.Layer<Client, E>) =>
+  Layer.effectContext(
+    Effect.map(Effect.context<Client>(), (context) =>
+      Context.make(SqlClient.SqlClient, trackingWrites(Context.get(context, SqlClient.SqlClient))).pipe(
+        Context.add(PoolStats, Context.get(context, PoolStats))
+      )
+    )
+  ).pipe(Layer.provide(client))
+
+const withMigrations = <E>(client: Layer.Layer<Client, E>) => Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(tracked(client)))
 
 /** SqlClient on PostgreSQL or embedded PGlite, migrated before anything uses it. */
 export const layer = (settings: DatabaseSettings) =>
   Layer.merge(
-    settings.kind === "postgresql" ? withMigrations(PgDatabase.layer(settings.url)) : withMigrations(PgliteClient.layer(settings.dataDir)),
+    settings.kind === "postgresql"
+      ? withMigrations(PgDatabase.layer(settings.url))
+      : withMigrations(Layer.merge(PgliteClient.layer(settings.dataDir), Layer.succeed(PoolStats, () => Option.none()))),
     Layer.succeed(DatabaseKind, settings.kind)
   )

@@ -15,6 +15,7 @@ import { ActivityApi } from "./activity/Api.js"
 import { FilesApi } from "./files/Api.js"
 import { SyncApi, WebhooksApi } from "./sync/Api.js"
 import { HealthApi, StatusApi } from "./status/Api.js"
+import { MetricsApi } from "./observability/Api.js"
 import { TasksApi } from "./tasks/Api.js"
 import { TelemetryApi } from "./telemetry/Api.js"
 import { ContributionsApi } from "./contributions/Api.js"
@@ -65,6 +66,7 @@ const dropDecodeError = (spec: Record<string, unknown>): Record<string, unknown>
 export class Api extends HttpApi.make("lab-service")
   .add(StatusApi)
   .add(HealthApi)
+  .add(MetricsApi)
   .add(MeApi)
   .add(LabsApi)
   .add(KeysApi)

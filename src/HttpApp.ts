@@ -22,6 +22,8 @@ import { WebhookReceiver } from "./sync/WebhookReceiver.js"
 import { RateLimits } from "./ratelimit/RateLimits.js"
 import { Quotas } from "./quotas/Quotas.js"
 import { HealthHttp, StatusHttp } from "./status/Http.js"
+import { MetricsHttp } from "./observability/Http.js"
+import { Scrape } from "./observability/Scrape.js"
 import { TasksHttp } from "./tasks/Http.js"
 import { Tasks } from "./tasks/Tasks.js"
 import { TelemetryHttp } from "./telemetry/Http.js"
@@ -74,6 +76,7 @@ const routes = makeRouteTable(Api, [
 const Handlers = Layer.mergeAll(
   StatusHttp,
   HealthHttp,
+  MetricsHttp,
   MeHttp,
   KeysHttp,
   LabsHttp,
@@ -138,7 +141,8 @@ export const Services = Layer.mergeAll(
   ExperimentQueues.Default,
   ExperimentCosts.Default,
   Pods.Default,
-  Costs.Default
+  Costs.Default,
+  Scrape.Default
 ).pipe(Layer.provide(SyncSignalLive), Layer.provideMerge(SyncSupervisor.Default), Layer.provideMerge(UsersRepo.Default))
 
 /**

@@ -1,5 +1,6 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Layer } from "effect"
+import * as Logging from "../layers/Logging.js"
 import { MainLive } from "../layers/Main.js"
 
-Layer.launch(MainLive).pipe(NodeRuntime.runMain)
+Layer.launch(MainLive.pipe(Layer.provide(Logging.fromEnvironment))).pipe(NodeRuntime.runMain({ disablePrettyLogger: true }))

@@ -17,6 +17,7 @@ import { type CountedWindows, CurrentRequest, type Identified, newRequestId } fr
 import type { RouteTable } from "./RouteTable.js"
 import { bodyLimitFor, bodyTooLarge, MAX_BODY_BYTES, WEBHOOK_PATH } from "./BodyLimit.js"
 import { makeInputCheck } from "./InputCheck.js"
+import { observed } from "./RequestLog.js"
 
 /** `/v1/...` is an alias of `/api/v1/...` (spec 9). */
 const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?") ? `/api${url}` : url)
@@ -121,7 +122,10 @@ const unavailableHeaders = (response: HttpServerResponse.HttpServerResponse): Re
 const PROBES: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
 
 const probe = ({ app, routes, requestId }: Incoming) =>
-  Effect.matchCauseEffect(app, { onFailure: toErrorResponse(routes, requestId), onSuccess: Effect.succeed }).pipe(
+  Effect.matchCauseEffect(
+    Effect.locally(app, CurrentRequest, { id: requestId, identity: Either.right(Option.none()), counted: { labs: new Set<string>(), decisions: [] } }),
+    { onFailure: toErrorResponse(routes, requestId), onSuccess: Effect.succeed }
+  ).pipe(
     Effect.map((response) => HttpServerResponse.setHeader(response, "x-request-id", requestId))
   )
 
@@ -212,8 +216,9 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const webhook = url.startsWith(WEBHOOKS)
         const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook }
         if (PROBES.has(url)) return probe(incoming)
+        const answered = observed({ requestId, method: request.method, route: routes.templateOf(request.method, url) })
 
-        return Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
+        return answered(Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
           const principal = Either.isRight(identified) ? identified.right : Option.none<Principal>()
           if (Option.isNone(principal)) {
             const address = Option.getOrElse(request.remoteAddress, () => "unknown")
@@ -223,7 +228,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           return Effect.flatMap(withConnectionRetry(limitsOf(principal.value)), (limits) =>
             Effect.flatMap(rateLimits.consume(principal.value.id, limits), (decision) => serve(incoming, identified, decision))
           )
-        })
+        }))
       }).pipe(
         Effect.catchAllCause((cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.interrupt

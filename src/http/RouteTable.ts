@@ -5,6 +5,8 @@ export interface RouteTable {
   readonly methodsFor: (url: string) => ReadonlyArray<string>
   /** The name of the path parameter at this segment of a path (split on `/`), when a declared route has one there. */
   readonly parameterAt: (path: string, segment: number) => string | undefined
+  /** The declared path template a request matches (`/api/v1/labs/:id`), or "unmatched": a label that cannot grow. */
+  readonly templateOf: (method: string, url: string) => string
 }
 
 const toPattern = (path: string): RegExp =>
@@ -19,8 +21,14 @@ export const makeRouteTable = (api: HttpApi.HttpApi.Any, extra: ReadonlyArray<{ 
       declared.push({ method: endpoint.method, path: endpoint.path })
     }
   })
-  const routes = declared.map((r) => ({ method: r.method, pattern: toPattern(r.path), segments: r.path.split("/") }))
+  const routes = declared.map((r) => ({ method: r.method, path: r.path, pattern: toPattern(r.path), segments: r.path.split("/") }))
+  // most requests name a path without parameters: found without trying every pattern
+  const fixed = new Map(routes.filter((r) => !r.path.includes(":")).map((r) => [`${r.method} ${r.path}`, r.path]))
   return {
+    templateOf: (method, url) => {
+      const path = url.split("?")[0] ?? url
+      return fixed.get(`${method} ${path}`) ?? routes.find((r) => r.method === method && r.pattern.test(path))?.path ?? "unmatched"
+    },
     methodsFor: (url) => {
       const path = url.split("?")[0] ?? url
       return [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))]

@@ -10,6 +10,7 @@ import { Git } from "./Git.js"
 import { pull } from "./SyncPull.js"
 import { push } from "./SyncPush.js"
 import { SyncRepo } from "./SyncRepo.js"
+import { observedPull, observedPush } from "./SyncObserved.js"
 
 /**
  * The git work of one lab: pull (remote -> files, SyncPull.ts, planned by PullPlan.ts) and push (outbox -> remote,
@@ -29,9 +30,10 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
     }
     return {
       /** Fetch the default branch and apply it. `announce`: record activity even when nothing changed. */
-      pull: (labId: LabId, subPath: Option.Option<string>, announce: boolean) => pull(deps, labId, subPath, announce),
+      pull: (labId: LabId, subPath: Option.Option<string>, announce: boolean) =>
+        observedPull(labId, pull(deps, labId, subPath, announce)),
       /** Push the outbox a chunk at a time; `stopping` is asked before each chunk. */
-      push: (labId: LabId, stopping?: Effect.Effect<boolean>) => push(deps, labId, stopping)
+      push: (labId: LabId, stopping?: Effect.Effect<boolean>) => observedPush(deps, labId, push(deps, labId, stopping))
     }
   })
 }) {}

@@ -1,6 +1,6 @@
 import { FetchHttpClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
-import { Effect, type Layer, ManagedRuntime, Redacted } from "effect"
+import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
 import * as App from "../../layers/App.js"
 import { makeClient } from "../../src/Client.js"
 import { type RequestOptions, requestAt } from "./Requests.js"
@@ -22,7 +22,9 @@ export interface TestServer {
 export const startTestServer = async (overrides: Partial<App.AppSettings> = {}): Promise<TestServer> => {
   const settings = testSettings(overrides)
   const adminKey = Redacted.value(settings.adminKey)
-  const layer: Layer.Layer<HttpServer.HttpServer | SqlClient.SqlClient, unknown> = App.server(settings)
+  // a line per request at info level would bury a failing test's output: warnings and errors only, unless LOG_LEVEL says
+  const quiet = process.env["LOG_LEVEL"] === undefined ? Logger.minimumLogLevel(LogLevel.Warning) : Layer.empty
+  const layer: Layer.Layer<HttpServer.HttpServer | SqlClient.SqlClient, unknown> = App.server(settings).pipe(Layer.provide(quiet))
   const runtime = ManagedRuntime.make(layer)
   const server = await runtime.runPromise(HttpServer.HttpServer)
   const address = server.address

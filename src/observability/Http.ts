@@ -1,0 +1,9 @@
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { Api } from "../Api.js"
+import { requireAdmin } from "../auth/Authentication.js"
+import { Scrape } from "./Scrape.js"
+
+export const MetricsHttp = HttpApiBuilder.group(Api, "metrics", (handlers) =>
+  Effect.map(Scrape, (scrape) => handlers.handle("metrics", () => Effect.zipRight(requireAdmin, scrape.text)))
+)
