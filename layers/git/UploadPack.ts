@@ -29,7 +29,8 @@ export interface Advertisement {
   readonly base: string
 }
 
-const pkt = (line: string): Buffer => {
+/** One pkt-line carrying `line`. */
+export const pkt = (line: string): Buffer => {
   const bytes = Buffer.from(line, "utf8")
   return Buffer.concat([Buffer.from((bytes.length + 4).toString(16).padStart(4, "0"), "latin1"), bytes])
 }
@@ -55,21 +56,28 @@ const splitLines = (data: Buffer, start: number): { readonly lines: Array<Buffer
   return { lines, rest: pos }
 }
 
-const UPLOAD_PACK_REFS = "/info/refs?service=git-upload-pack"
-
-/** The branch tip and the server's capabilities; undefined tip when there is no such branch. */
-export const advertisement = async (target: UploadPackTarget): Promise<Advertisement> => {
-  const response = await target.transport.request(`${target.url}${UPLOAD_PACK_REFS}`, {
+/**
+ * GET the ref advertisement of `service` (fetch: upload-pack, push: receive-pack), refused unless it is git's smart
+ * HTTP protocol: the URL it came from (after same-origin redirects) and its bytes.
+ */
+export const readAdvertisement = async (target: UploadPackTarget, service: "git-upload-pack" | "git-receive-pack") => {
+  const response = await target.transport.request(`${target.url}/info/refs?service=${service}`, {
     method: "GET",
     headers: target.headers,
     signal: target.signal
   })
   if (response.status !== 200) throw statusFailure(response.status)
-  if (response.headers["content-type"] !== "application/x-git-upload-pack-advertisement") {
+  if (response.headers["content-type"] !== `application/x-${service}-advertisement`) {
     throw new TransportError("the git host does not speak git's smart HTTP protocol")
   }
-  const base = response.url.toString().replace(/\/info\/refs\?service=git-upload-pack$/, "")
-  const { lines } = splitLines(await readAll(response.body, MAX_ADVERTISEMENT_BYTES, "ref advertisement"), 0)
+  return { url: response.url, body: await readAll(response.body, MAX_ADVERTISEMENT_BYTES, "ref advertisement") }
+}
+
+/** The branch tip and the server's capabilities; undefined tip when there is no such branch. */
+export const advertisement = async (target: UploadPackTarget): Promise<Advertisement> => {
+  const { url, body } = await readAdvertisement(target, "git-upload-pack")
+  const base = url.toString().replace(/\/info\/refs\?service=git-upload-pack$/, "")
+  const { lines } = splitLines(body, 0)
   const refs = lines.filter((line): line is Buffer => line !== null && !line.toString("latin1").startsWith("# service="))
   const first = refs[0]
   if (first === undefined) return { tip: undefined, capabilities: new Set(), base }
