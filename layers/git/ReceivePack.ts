@@ -1,5 +1,5 @@
-import { readAll, statusFailure, TransportError } from "./Transport.js"
-import { pkt, readAdvertisement, type UploadPackTarget } from "./UploadPack.js"
+import { readAll, TransportError } from "./Transport.js"
+import { pkt, postToService, readAdvertisement, type UploadPackTarget } from "./UploadPack.js"
 
 /**
  * git's smart HTTP push (receive-pack, protocol v0): the ref advertisement, then
@@ -59,13 +59,7 @@ export const sendPack = async (
 ): Promise<PushOutcome> => {
   const ref = `refs/heads/${target.branch}`
   const body = Buffer.concat([pkt(`${update.from ?? ZERO} ${update.to} ${ref}\0report-status side-band-64k agent=lab-service\n`), Buffer.from("0000"), pack])
-  const response = await target.transport.request(`${target.url}/git-receive-pack`, {
-    method: "POST",
-    headers: { ...target.headers, "content-type": "application/x-git-receive-pack-request", accept: "application/x-git-receive-pack-result" },
-    body,
-    signal: target.signal
-  })
-  if (response.status !== 200) throw statusFailure(response.status)
+  const response = await postToService(target, target.url, "git-receive-pack", body)
   // the report-status lines ride on band 1 of the side band
   const report: Array<Buffer> = []
   for (const line of lines(await readAll(response.body, MAX_ANSWER_BYTES, "answer"))) {

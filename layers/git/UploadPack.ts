@@ -56,11 +56,14 @@ const splitLines = (data: Buffer, start: number): { readonly lines: Array<Buffer
   return { lines, rest: pos }
 }
 
+/** git's two smart HTTP services: fetch (upload-pack) and push (receive-pack). */
+type GitService = "git-upload-pack" | "git-receive-pack"
+
 /**
  * GET the ref advertisement of `service` (fetch: upload-pack, push: receive-pack), refused unless it is git's smart
  * HTTP protocol: the URL it came from (after same-origin redirects) and its bytes.
  */
-export const readAdvertisement = async (target: UploadPackTarget, service: "git-upload-pack" | "git-receive-pack") => {
+export const readAdvertisement = async (target: UploadPackTarget, service: GitService) => {
   const response = await target.transport.request(`${target.url}/info/refs?service=${service}`, {
     method: "GET",
     headers: target.headers,
@@ -71,6 +74,18 @@ export const readAdvertisement = async (target: UploadPackTarget, service: "git-
     throw new TransportError("the git host does not speak git's smart HTTP protocol")
   }
   return { url: response.url, body: await readAll(response.body, MAX_ADVERTISEMENT_BYTES, "ref advertisement") }
+}
+
+/** POST `body` to `service` of the repository at `base`: the answer, refused unless its status is 200. */
+export const postToService = async (target: UploadPackTarget, base: string, service: GitService, body: Buffer) => {
+  const response = await target.transport.request(`${base}/${service}`, {
+    method: "POST",
+    headers: { ...target.headers, "content-type": `application/x-${service}-request`, accept: `application/x-${service}-result` },
+    body,
+    signal: target.signal
+  })
+  if (response.status !== 200) throw statusFailure(response.status)
+  return response
 }
 
 /** The branch tip and the server's capabilities; undefined tip when there is no such branch. */
@@ -127,13 +142,7 @@ export const fetchPack = async (
     ...(request.have !== undefined ? [pkt(`have ${request.have}\n`)] : []),
     pkt("done\n")
   ])
-  const response = await target.transport.request(`${advertised.base}/git-upload-pack`, {
-    method: "POST",
-    headers: { ...target.headers, "content-type": "application/x-git-upload-pack-request", accept: "application/x-git-upload-pack-result" },
-    body,
-    signal: target.signal
-  })
-  if (response.status !== 200) throw statusFailure(response.status)
+  const response = await postToService(target, advertised.base, "git-upload-pack", body)
   const update = { shallow: new Array<string>(), unshallow: new Array<string>() }
   let pending: Buffer = Buffer.alloc(0)
   // shallow lines and a flush, then ACK or NAK, then the pack on band 1 (2: progress, 3: a fatal error)
