@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { resourceDeps, type ResourceDeps, resourceReads } from "../activity/ResourceService.js"
-import { type LifecycleLog, removeLogged, storeChange } from "../activity/Changes.js"
+import { applyPatch, type LifecycleLog, removeLogged, storeChange } from "../activity/Changes.js"
 import { InvalidField, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -76,14 +76,7 @@ const patched = (repo: AgentsRepo, labId: LabId, current: Agent, patch: Omit<Upd
       return yield* new InvalidField({ field: "lastActiveAt", problem: "must not be in the future" })
     }
     if (patch.name !== undefined) yield* nameTaken(repo, labId, patch.name, id)
-    const next: Agent = {
-      ...current,
-      name: patch.name ?? current.name,
-      role: patch.role ?? current.role,
-      model: patch.model ?? current.model,
-      status,
-      lastActiveAt: patch.lastActiveAt ?? current.lastActiveAt
-    }
+    const next: Agent = { ...applyPatch(current, patch, ["name", "role", "model", "lastActiveAt"]), status }
     return next
   })
 

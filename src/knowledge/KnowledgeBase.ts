@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { resourceDeps, type ResourceDeps, resourceReads } from "../activity/ResourceService.js"
-import { changedFields, insertLogged, removeLogged } from "../activity/Changes.js"
+import { applyPatch, changedFields, insertLogged, removeLogged } from "../activity/Changes.js"
 import { orNotFound } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -63,13 +63,7 @@ const update = (
     // refs it cited already stay acceptable (the resource may be gone since)
     const cited = new Set(current.sources.map((s) => s.ref))
     if (patch.sources !== undefined) yield* checkSources(references, labId, patch.sources, cited)
-    const next: KnowledgeEntry = {
-      ...current,
-      title: patch.title ?? current.title,
-      body: patch.body ?? current.body,
-      sources: patch.sources ?? current.sources,
-      tags: patch.tags ?? current.tags
-    }
+    const next = applyPatch(current, patch, FIELDS)
     const changed = changedFields(FIELDS, current, next)
     if (changed.length === 0) return current
     const updated: KnowledgeEntry = { ...next, updatedAt: new Date() }

@@ -1,7 +1,7 @@
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { resourceDeps, type ResourceDeps } from "../activity/ResourceService.js"
-import { type LifecycleLog, storeChange } from "../activity/Changes.js"
+import { applyPatch, type LifecycleLog, storeChange } from "../activity/Changes.js"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -81,12 +81,7 @@ const patched = (repo: ProjectsRepo, labId: LabId, current: Project, patch: Omit
     const status = patch.status ?? current.status
     if (status !== current.status) yield* transition(`project ${id}`, ProjectLifecycle, current.status, status)
     if (patch.name !== undefined) yield* nameTaken(repo, labId, patch.name, id)
-    const next: Project = {
-      ...current,
-      name: patch.name ?? current.name,
-      description: patch.description ?? current.description,
-      status
-    }
+    const next: Project = { ...applyPatch(current, patch, ["name", "description"]), status }
     return next
   })
 

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { resourceDeps, type ResourceDeps, resourceReads } from "../activity/ResourceService.js"
-import { insertLogged, removeLogged, storeChange, type LifecycleLog } from "../activity/Changes.js"
+import { applyPatch, insertLogged, removeLogged, storeChange, type LifecycleLog } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -60,15 +60,7 @@ const patched = (references: References, labId: LabId, current: Survey, patch: O
     if (patch.linkedPaperIds !== undefined) {
       yield* checkPapers(references, labId, linkedPaperIds.filter((p) => !current.linkedPaperIds.includes(p)))
     }
-    const next: Survey = {
-      ...current,
-      topic: patch.topic ?? current.topic,
-      question: patch.question ?? current.question,
-      findings: patch.findings ?? current.findings,
-      tags: patch.tags ?? current.tags,
-      linkedPaperIds,
-      status
-    }
+    const next: Survey = { ...applyPatch(current, patch, ["topic", "question", "findings", "tags"]), linkedPaperIds, status }
     return next
   })
 
