@@ -1,5 +1,5 @@
-import { readAll, statusFailure, TransportError } from "./Transport.js"
-import type { UploadPackTarget } from "./UploadPack.js"
+import { readAll, TransportError } from "./Transport.js"
+import { pkt, postToService, readAdvertisement, type UploadPackTarget } from "./UploadPack.js"
 
 /**
  * git's smart HTTP push (receive-pack, protocol v0): the ref advertisement, then
@@ -10,11 +10,6 @@ import type { UploadPackTarget } from "./UploadPack.js"
 
 const MAX_ANSWER_BYTES = 4 * 1024 * 1024
 const ZERO = "0".repeat(40)
-
-const pkt = (line: string): Buffer => {
-  const bytes = Buffer.from(line, "utf8")
-  return Buffer.concat([Buffer.from((bytes.length + 4).toString(16).padStart(4, "0"), "latin1"), bytes])
-}
 
 /** The payloads of the pkt-lines in `data` (null for a flush). */
 const lines = (data: Buffer): Array<Buffer | null> => {
@@ -38,16 +33,8 @@ export interface PushAdvertisement {
 }
 
 export const receivePackAdvertisement = async (target: UploadPackTarget): Promise<PushAdvertisement> => {
-  const response = await target.transport.request(`${target.url}/info/refs?service=git-receive-pack`, {
-    method: "GET",
-    headers: target.headers,
-    signal: target.signal
-  })
-  if (response.status !== 200) throw statusFailure(response.status)
-  if (response.headers["content-type"] !== "application/x-git-receive-pack-advertisement") {
-    throw new TransportError("the git host does not speak git's smart HTTP protocol")
-  }
-  const refs = lines(await readAll(response.body, 32 * 1024 * 1024, "ref advertisement")).filter(
+  const { body } = await readAdvertisement(target, "git-receive-pack")
+  const refs = lines(body).filter(
     (line): line is Buffer => line !== null && !line.toString("latin1").startsWith("# service=")
   )
   const first = refs[0]
@@ -72,13 +59,7 @@ export const sendPack = async (
 ): Promise<PushOutcome> => {
   const ref = `refs/heads/${target.branch}`
   const body = Buffer.concat([pkt(`${update.from ?? ZERO} ${update.to} ${ref}\0report-status side-band-64k agent=lab-service\n`), Buffer.from("0000"), pack])
-  const response = await target.transport.request(`${target.url}/git-receive-pack`, {
-    method: "POST",
-    headers: { ...target.headers, "content-type": "application/x-git-receive-pack-request", accept: "application/x-git-receive-pack-result" },
-    body,
-    signal: target.signal
-  })
-  if (response.status !== 200) throw statusFailure(response.status)
+  const response = await postToService(target, target.url, "git-receive-pack", body)
   // the report-status lines ride on band 1 of the side band
   const report: Array<Buffer> = []
   for (const line of lines(await readAll(response.body, MAX_ANSWER_BYTES, "answer"))) {

@@ -29,7 +29,8 @@ export interface Advertisement {
   readonly base: string
 }
 
-const pkt = (line: string): Buffer => {
+/** One pkt-line carrying `line`. */
+export const pkt = (line: string): Buffer => {
   const bytes = Buffer.from(line, "utf8")
   return Buffer.concat([Buffer.from((bytes.length + 4).toString(16).padStart(4, "0"), "latin1"), bytes])
 }
@@ -55,21 +56,43 @@ const splitLines = (data: Buffer, start: number): { readonly lines: Array<Buffer
   return { lines, rest: pos }
 }
 
-const UPLOAD_PACK_REFS = "/info/refs?service=git-upload-pack"
+/** git's two smart HTTP services: fetch (upload-pack) and push (receive-pack). */
+type GitService = "git-upload-pack" | "git-receive-pack"
 
-/** The branch tip and the server's capabilities; undefined tip when there is no such branch. */
-export const advertisement = async (target: UploadPackTarget): Promise<Advertisement> => {
-  const response = await target.transport.request(`${target.url}${UPLOAD_PACK_REFS}`, {
+/**
+ * GET the ref advertisement of `service` (fetch: upload-pack, push: receive-pack), refused unless it is git's smart
+ * HTTP protocol: the URL it came from (after same-origin redirects) and its bytes.
+ */
+export const readAdvertisement = async (target: UploadPackTarget, service: GitService) => {
+  const response = await target.transport.request(`${target.url}/info/refs?service=${service}`, {
     method: "GET",
     headers: target.headers,
     signal: target.signal
   })
   if (response.status !== 200) throw statusFailure(response.status)
-  if (response.headers["content-type"] !== "application/x-git-upload-pack-advertisement") {
+  if (response.headers["content-type"] !== `application/x-${service}-advertisement`) {
     throw new TransportError("the git host does not speak git's smart HTTP protocol")
   }
-  const base = response.url.toString().replace(/\/info\/refs\?service=git-upload-pack$/, "")
-  const { lines } = splitLines(await readAll(response.body, MAX_ADVERTISEMENT_BYTES, "ref advertisement"), 0)
+  return { url: response.url, body: await readAll(response.body, MAX_ADVERTISEMENT_BYTES, "ref advertisement") }
+}
+
+/** POST `body` to `service` of the repository at `base`: the answer, refused unless its status is 200. */
+export const postToService = async (target: UploadPackTarget, base: string, service: GitService, body: Buffer) => {
+  const response = await target.transport.request(`${base}/${service}`, {
+    method: "POST",
+    headers: { ...target.headers, "content-type": `application/x-${service}-request`, accept: `application/x-${service}-result` },
+    body,
+    signal: target.signal
+  })
+  if (response.status !== 200) throw statusFailure(response.status)
+  return response
+}
+
+/** The branch tip and the server's capabilities; undefined tip when there is no such branch. */
+export const advertisement = async (target: UploadPackTarget): Promise<Advertisement> => {
+  const { url, body } = await readAdvertisement(target, "git-upload-pack")
+  const base = url.toString().replace(/\/info\/refs\?service=git-upload-pack$/, "")
+  const { lines } = splitLines(body, 0)
   const refs = lines.filter((line): line is Buffer => line !== null && !line.toString("latin1").startsWith("# service="))
   const first = refs[0]
   if (first === undefined) return { tip: undefined, capabilities: new Set(), base }
@@ -119,13 +142,7 @@ export const fetchPack = async (
     ...(request.have !== undefined ? [pkt(`have ${request.have}\n`)] : []),
     pkt("done\n")
   ])
-  const response = await target.transport.request(`${advertised.base}/git-upload-pack`, {
-    method: "POST",
-    headers: { ...target.headers, "content-type": "application/x-git-upload-pack-request", accept: "application/x-git-upload-pack-result" },
-    body,
-    signal: target.signal
-  })
-  if (response.status !== 200) throw statusFailure(response.status)
+  const response = await postToService(target, advertised.base, "git-upload-pack", body)
   const update = { shallow: new Array<string>(), unshallow: new Array<string>() }
   let pending: Buffer = Buffer.alloc(0)
   // shallow lines and a flush, then ACK or NAK, then the pack on band 1 (2: progress, 3: a fatal error)

@@ -9,6 +9,17 @@ import { inTransaction } from "../db/Transaction.js"
 export const changedFields = <A, K extends keyof A>(fields: ReadonlyArray<K>, current: A, next: A): Array<K> =>
   fields.filter((field) => JSON.stringify(next[field]) !== JSON.stringify(current[field]))
 
+/** `current` with each of `fields` the patch gives a value for; as `??`, an absent or null value keeps the current one. */
+export const applyPatch = <A, K extends keyof A>(
+  current: A,
+  patch: { readonly [F in K]?: A[F] | null | undefined },
+  fields: ReadonlyArray<K>
+): A =>
+  fields.reduce((next, field) => {
+    const value = patch[field]
+    return value === undefined || value === null ? next : { ...next, [field]: value }
+  }, current)
+
 /** How the activity feed names a resource with a lifecycle, and the verb of each status it moves to. */
 export interface LifecycleLog<S extends string> {
   /** the activity kind's prefix, and how an update names the resource: `agent` */

@@ -1,14 +1,14 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { type LifecycleLog, removeLogged, storeChange } from "../activity/Changes.js"
+import { resourceDeps, type ResourceDeps, resourceReads } from "../activity/ResourceService.js"
+import { applyPatch, type LifecycleLog, removeLogged, storeChange } from "../activity/Changes.js"
 import { InvalidField, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import { type Agent, AgentId, AgentLifecycle, type AgentStatus, type CreateAgent, type UpdateAgent } from "./Agent.js"
-import { type AgentFilter, AgentsRepo } from "./AgentsRepo.js"
+import { AgentsRepo } from "./AgentsRepo.js"
 import { inTransaction } from "../db/Transaction.js"
 
 /** Clock skew tolerated on a lastActiveAt sent by a client. */
@@ -25,11 +25,7 @@ const FIELDS = ["name", "role", "model", "status", "lastActiveAt"] as const
 
 const RESOURCE = "agent"
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: AgentsRepo
-  readonly activity: ActivityRepo
-}
+type Deps = ResourceDeps<AgentsRepo>
 
 const nameTaken = (repo: AgentsRepo, labId: LabId, name: string, self?: string) =>
   Effect.flatMap(repo.findByName(labId, name), (found) =>
@@ -80,14 +76,7 @@ const patched = (repo: AgentsRepo, labId: LabId, current: Agent, patch: Omit<Upd
       return yield* new InvalidField({ field: "lastActiveAt", problem: "must not be in the future" })
     }
     if (patch.name !== undefined) yield* nameTaken(repo, labId, patch.name, id)
-    const next: Agent = {
-      ...current,
-      name: patch.name ?? current.name,
-      role: patch.role ?? current.role,
-      model: patch.model ?? current.model,
-      status,
-      lastActiveAt: patch.lastActiveAt ?? current.lastActiveAt
-    }
+    const next: Agent = { ...applyPatch(current, patch, ["name", "role", "model", "lastActiveAt"]), status }
     return next
   })
 
@@ -144,11 +133,10 @@ const requireAgent =
 export class Agents extends Effect.Service<Agents>()("Agents", {
   dependencies: [AgentsRepo.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = { sql: yield* SqlClient.SqlClient, repo: yield* AgentsRepo, activity: yield* ActivityRepo }
+    const deps: Deps = yield* Effect.all(resourceDeps(AgentsRepo))
     const { repo } = deps
     return {
-      list: (labId: LabId, filter: AgentFilter) => repo.list(labId, filter),
-      get: (labId: LabId, id: AgentId) => orNotFound(RESOURCE, id)(repo.find(labId, id)),
+      ...resourceReads(RESOURCE, repo),
       create: (labId: LabId, input: Omit<CreateAgent, "labId">, actor: string) => create(deps, labId, input, actor),
       update: (labId: LabId, id: AgentId, patch: Omit<UpdateAgent, "labId">, actor: string) =>
         update(deps, labId, id, patch, actor),

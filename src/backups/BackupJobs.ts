@@ -1,6 +1,6 @@
-import type { SqlClient } from "@effect/sql"
 import { Cause, Effect, Option } from "effect"
 import type { ActivityRepo } from "../activity/ActivityRepo.js"
+import type { ResourceDeps } from "../activity/ResourceService.js"
 import { transition } from "../common/StateMachine.js"
 import { systemLab } from "../labs/LabId.js"
 import type { Quotas } from "../quotas/Quotas.js"
@@ -11,11 +11,8 @@ import { inTransaction } from "../db/Transaction.js"
 
 /** The background half of backups: running a backup or a restore that was asked for, and recording how it ended. */
 
-export interface JobDeps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: BackupsRepo
+export interface JobDeps extends ResourceDeps<BackupsRepo> {
   readonly archive: Archive
-  readonly activity: ActivityRepo
   readonly quotas: Quotas
 }
 

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, FiberSet, type Option, Stream } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps } from "../activity/ResourceService.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -120,13 +120,7 @@ const download = (deps: JobDeps, labId: LabId, id: BackupId) =>
 export class Backups extends Effect.Service<Backups>()("Backups", {
   dependencies: [BackupsRepo.Default, Archive.Default, ActivityRepo.Default, Quotas.Default],
   scoped: Effect.gen(function* () {
-    const deps: JobDeps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* BackupsRepo,
-      archive: yield* Archive,
-      activity: yield* ActivityRepo,
-      quotas: yield* Quotas
-    }
+    const deps: JobDeps = yield* Effect.all({ ...resourceDeps(BackupsRepo), archive: Archive, quotas: Quotas })
     const inTx = tx(deps.sql)
     const jobs = yield* FiberSet.make()
 

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps, type ResourceDeps } from "../activity/ResourceService.js"
 import { changedFields, insertLogged } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
@@ -35,12 +35,9 @@ const firstLine = (text: string) => {
 
 const RESOURCE = "chat"
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: ChatsRepo
+interface Deps extends ResourceDeps<ChatsRepo> {
   readonly knowledge: KnowledgeBase
   readonly tasks: Tasks
-  readonly activity: ActivityRepo
 }
 
 const conflict = (id: ChatId, problem: string) => new StateConflict({ resource: RESOURCE, id, problem })
@@ -185,13 +182,7 @@ const promote = (deps: Deps, labId: LabId, id: ChatId, input: Omit<PromoteChat, 
 export class Chats extends Effect.Service<Chats>()("Chats", {
   dependencies: [ChatsRepo.Default, KnowledgeBase.Default, Tasks.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = yield* Effect.all({
-      sql: SqlClient.SqlClient,
-      repo: ChatsRepo,
-      knowledge: KnowledgeBase,
-      tasks: Tasks,
-      activity: ActivityRepo
-    })
+    const deps: Deps = yield* Effect.all({ ...resourceDeps(ChatsRepo), knowledge: KnowledgeBase, tasks: Tasks })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ChatFilter) => repo.list(labId, filter),

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps, type ResourceDeps } from "../activity/ResourceService.js"
 import { Agents } from "../agents/Agents.js"
 import type { Principal } from "../auth/Principal.js"
 import { newId } from "../common/Ids.js"
@@ -21,10 +21,7 @@ const pageOf = <A, C>(rows: ReadonlyArray<A>, limit: number, cursorOf: (last: A)
   return { items, next: rows.length > limit && last !== undefined ? Option.some(cursorOf(last)) : Option.none<C>() }
 }
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: ContributionsRepo
-  readonly activity: ActivityRepo
+interface Deps extends ResourceDeps<ContributionsRepo> {
   readonly agents: Agents
   readonly references: References
 }
@@ -82,13 +79,7 @@ const record = (deps: Deps, labId: LabId, principal: Principal, input: Omit<Reco
 export class Contributions extends Effect.Service<Contributions>()("Contributions", {
   dependencies: [ContributionsRepo.Default, ActivityRepo.Default, Agents.Default, References.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = yield* Effect.all({
-      sql: SqlClient.SqlClient,
-      repo: ContributionsRepo,
-      activity: ActivityRepo,
-      agents: Agents,
-      references: References
-    })
+    const deps: Deps = yield* Effect.all({ ...resourceDeps(ContributionsRepo), agents: Agents, references: References })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ContributionFilter, cursor: Option.Option<Cursor>, limit: number) =>

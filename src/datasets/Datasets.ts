@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps } from "../activity/ResourceService.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
@@ -65,9 +65,7 @@ const nameTaken = (dataset: Dataset) => (error: unknown) =>
 export class Datasets extends Effect.Service<Datasets>()("Datasets", {
   dependencies: [DatasetsRepo.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const repo = yield* DatasetsRepo
-    const activity = yield* ActivityRepo
+    const { sql, repo, activity } = yield* Effect.all(resourceDeps(DatasetsRepo))
 
     const note = (dataset: Dataset, kind: string, actor: string, message: string, data: Record<string, unknown> = {}) =>
       activity.record({ labId: dataset.labId, kind, ref: dataset.id, actor, message, data: { version: dataset.version, ...data } })

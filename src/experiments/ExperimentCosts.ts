@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps } from "../activity/ResourceService.js"
 import { orNotFound } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { addTo, totalsList } from "../costs/Money.js"
@@ -32,10 +32,7 @@ const manualCost = (labId: LabId, input: Omit<CreateExperimentCost, "labId">): E
 export class ExperimentCosts extends Effect.Service<ExperimentCosts>()("ExperimentCosts", {
   dependencies: [CostsRepo.Default, ExperimentsRepo.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const costs = yield* CostsRepo
-    const repo = yield* ExperimentsRepo
-    const activity = yield* ActivityRepo
+    const { sql, repo, activity, costs } = yield* Effect.all({ ...resourceDeps(ExperimentsRepo), costs: CostsRepo })
 
     const record = (labId: LabId, input: Omit<CreateExperimentCost, "labId">, actor: string) =>
       Effect.gen(function* () {

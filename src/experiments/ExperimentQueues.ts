@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps } from "../activity/ResourceService.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -17,11 +17,11 @@ import { Scheduler } from "./Scheduler.js"
 export class ExperimentQueues extends Effect.Service<ExperimentQueues>()("ExperimentQueues", {
   dependencies: [QueuesRepo.Default, ExperimentsRepo.Default, ActivityRepo.Default, Scheduler.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const queues = yield* QueuesRepo
-    const repo = yield* ExperimentsRepo
-    const activity = yield* ActivityRepo
-    const scheduler = yield* Scheduler
+    const { sql, repo, activity, queues, scheduler } = yield* Effect.all({
+      ...resourceDeps(ExperimentsRepo),
+      queues: QueuesRepo,
+      scheduler: Scheduler
+    })
 
     const transaction = inTransaction({ sql })
 

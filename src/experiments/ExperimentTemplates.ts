@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps } from "../activity/ResourceService.js"
 import { newId } from "../common/Ids.js"
 import type { PageQuery } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"
@@ -26,9 +26,7 @@ const checkTemplate = (input: Omit<CreateTemplate, "labId">) => {
 export class ExperimentTemplates extends Effect.Service<ExperimentTemplates>()("ExperimentTemplates", {
   dependencies: [TemplatesRepo.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const templates = yield* TemplatesRepo
-    const activity = yield* ActivityRepo
+    const { sql, repo: templates, activity } = yield* Effect.all(resourceDeps(TemplatesRepo))
 
     const create = (labId: LabId, input: Omit<CreateTemplate, "labId">, actor: string) =>
       Effect.gen(function* () {

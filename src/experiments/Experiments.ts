@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Either, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps, type ResourceDeps } from "../activity/ResourceService.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
@@ -21,11 +21,8 @@ import { validateParams } from "./ParamsSchema.js"
 import { type Finish, Scheduler } from "./Scheduler.js"
 import { TemplatesRepo } from "./TemplatesRepo.js"
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: ExperimentsRepo
+interface Deps extends ResourceDeps<ExperimentsRepo> {
   readonly templates: TemplatesRepo
-  readonly activity: ActivityRepo
   readonly scheduler: Scheduler
   readonly references: References
 }
@@ -173,10 +170,8 @@ export class Experiments extends Effect.Service<Experiments>()("Experiments", {
   dependencies: [ExperimentsRepo.Default, TemplatesRepo.Default, ActivityRepo.Default, Scheduler.Default, References.Default],
   effect: Effect.gen(function* () {
     const deps: Deps = yield* Effect.all({
-      sql: SqlClient.SqlClient,
-      repo: ExperimentsRepo,
+      ...resourceDeps(ExperimentsRepo),
       templates: TemplatesRepo,
-      activity: ActivityRepo,
       scheduler: Scheduler,
       references: References
     })

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option, Queue, Schedule, Schema } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps, type ResourceDeps } from "../activity/ResourceService.js"
 import { newId } from "../common/Ids.js"
 import { roundMoney } from "../costs/Money.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
@@ -23,12 +23,9 @@ export type Finish = Extract<ExperimentStatus, "completed" | "failed" | "cancell
 
 const FINISHED_AS: Record<Finish, string> = { completed: "Completed", failed: "Failed", cancelled: "Cancelled" }
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: ExperimentsRepo
+interface Deps extends ResourceDeps<ExperimentsRepo> {
   readonly costs: CostsRepo
   readonly pods: PodsRepo
-  readonly activity: ActivityRepo
 }
 
 /** Start what can start in one lab (pods without a running experiment take the oldest queued); the number started. */
@@ -130,13 +127,7 @@ const finishIn = (deps: Deps, experiment: Experiment, to: Finish, reason: string
 export class Scheduler extends Effect.Service<Scheduler>()("ExperimentScheduler", {
   dependencies: [ExperimentsRepo.Default, CostsRepo.Default, PodsRepo.Default, ActivityRepo.Default],
   scoped: Effect.gen(function* () {
-    const deps: Deps = yield* Effect.all({
-      sql: SqlClient.SqlClient,
-      repo: ExperimentsRepo,
-      costs: CostsRepo,
-      pods: PodsRepo,
-      activity: ActivityRepo
-    })
+    const deps: Deps = yield* Effect.all({ ...resourceDeps(ExperimentsRepo), costs: CostsRepo, pods: PodsRepo })
     const wakeups = yield* Queue.sliding<void>(1)
 
     const pass = Effect.gen(function* () {

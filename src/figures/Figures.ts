@@ -1,12 +1,12 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps, resourceReads } from "../activity/ResourceService.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateFigure, type Figure, FigureId, mediaTypeOf, type UpdateFigure } from "./Figure.js"
-import { type FigureFilter, FiguresRepo } from "./FiguresRepo.js"
+import { FiguresRepo } from "./FiguresRepo.js"
 import { inTransaction } from "../db/Transaction.js"
 
 const RESOURCE = "figure"
@@ -48,10 +48,7 @@ const patched = (current: Figure, patch: Omit<UpdateFigure, "labId">) => {
 export class Figures extends Effect.Service<Figures>()("Figures", {
   dependencies: [FiguresRepo.Default, ActivityRepo.Default, References.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const repo = yield* FiguresRepo
-    const activity = yield* ActivityRepo
-    const references = yield* References
+    const { sql, repo, activity, references } = yield* Effect.all({ ...resourceDeps(FiguresRepo), references: References })
 
     /** The experiment a figure names is one of the lab's (422 otherwise). */
     const checkExperiment = (labId: LabId, experimentId: string | null | undefined) =>
@@ -60,7 +57,7 @@ export class Figures extends Effect.Service<Figures>()("Figures", {
     const note = (figure: Figure, kind: string, actor: string, message: string, data: Record<string, unknown> = {}) =>
       activity.record({ labId: figure.labId, kind, ref: figure.id, actor, message, data: { source: figure.source, ...data } })
 
-    const get = (labId: LabId, id: FigureId) => orNotFound(RESOURCE, id)(repo.find(labId, id))
+    const { list, get } = resourceReads(RESOURCE, repo)
     const locked = (labId: LabId, id: FigureId) => orNotFound(RESOURCE, id)(repo.findForUpdate(labId, id))
 
     const create = (labId: LabId, input: Omit<CreateFigure, "labId">, actor: string) => {
@@ -109,6 +106,6 @@ export class Figures extends Effect.Service<Figures>()("Figures", {
         })
       )
 
-    return { list: (labId: LabId, filter: FigureFilter) => repo.list(labId, filter), get, create, update, remove }
+    return { list, get, create, update, remove }
   })
 }) {}

@@ -1,23 +1,20 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { changedFields, insertLogged, removeLogged } from "../activity/Changes.js"
+import { resourceDeps, type ResourceDeps, resourceReads } from "../activity/ResourceService.js"
+import { applyPatch, changedFields, insertLogged, removeLogged } from "../activity/Changes.js"
 import { orNotFound } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateKnowledge, type KnowledgeEntry, KnowledgeId, type Source, type UpdateKnowledge } from "./Knowledge.js"
-import { type KnowledgeFilter, KnowledgeRepo } from "./KnowledgeRepo.js"
+import { KnowledgeRepo } from "./KnowledgeRepo.js"
 import { inTransaction } from "../db/Transaction.js"
 
 const FIELDS = ["title", "body", "sources", "tags"] as const
 
 const RESOURCE = "knowledge entry"
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: KnowledgeRepo
-  readonly activity: ActivityRepo
+interface Deps extends ResourceDeps<KnowledgeRepo> {
   readonly references: References
 }
 
@@ -66,13 +63,7 @@ const update = (
     // refs it cited already stay acceptable (the resource may be gone since)
     const cited = new Set(current.sources.map((s) => s.ref))
     if (patch.sources !== undefined) yield* checkSources(references, labId, patch.sources, cited)
-    const next: KnowledgeEntry = {
-      ...current,
-      title: patch.title ?? current.title,
-      body: patch.body ?? current.body,
-      sources: patch.sources ?? current.sources,
-      tags: patch.tags ?? current.tags
-    }
+    const next = applyPatch(current, patch, FIELDS)
     const changed = changedFields(FIELDS, current, next)
     if (changed.length === 0) return current
     const updated: KnowledgeEntry = { ...next, updatedAt: new Date() }
@@ -99,15 +90,9 @@ const remove = (deps: Deps, labId: LabId, id: KnowledgeId, actor: string) =>
 export class KnowledgeBase extends Effect.Service<KnowledgeBase>()("KnowledgeBase", {
   dependencies: [KnowledgeRepo.Default, ActivityRepo.Default, References.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = yield* Effect.all({
-      sql: SqlClient.SqlClient,
-      repo: KnowledgeRepo,
-      activity: ActivityRepo,
-      references: References
-    })
+    const deps: Deps = yield* Effect.all({ ...resourceDeps(KnowledgeRepo), references: References })
     return {
-      list: (labId: LabId, filter: KnowledgeFilter) => deps.repo.list(labId, filter),
-      get: (labId: LabId, id: KnowledgeId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),
+      ...resourceReads(RESOURCE, deps.repo),
       create: (labId: LabId, input: Omit<CreateKnowledge, "labId">, actor: string, data?: Record<string, unknown>) =>
         create(deps, labId, input, actor, data),
       update: (labId: LabId, id: KnowledgeId, patch: Omit<UpdateKnowledge, "labId">, actor: string) =>

@@ -1,12 +1,12 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps, resourceReads } from "../activity/ResourceService.js"
 import { Agents } from "../agents/Agents.js"
 import { orNotFound } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateMemory, type MemoryEntry, MemoryId } from "./Memory.js"
-import { type MemoryFilter, MemoryRepo } from "./MemoryRepo.js"
+import { MemoryRepo } from "./MemoryRepo.js"
 import { inTransaction } from "../db/Transaction.js"
 
 const preview = (content: string) => {
@@ -20,12 +20,7 @@ const RESOURCE = "memory entry"
 export class Memories extends Effect.Service<Memories>()("Memories", {
   dependencies: [MemoryRepo.Default, Agents.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const repo = yield* MemoryRepo
-    const agents = yield* Agents
-    const activity = yield* ActivityRepo
-
-    const get = (labId: LabId, id: MemoryId) => orNotFound(RESOURCE, id)(repo.find(labId, id))
+    const { sql, repo, activity, agents } = yield* Effect.all({ ...resourceDeps(MemoryRepo), agents: Agents })
 
     const create = (labId: LabId, input: Omit<CreateMemory, "labId">, actor: string) =>
       Effect.gen(function* () {
@@ -58,6 +53,6 @@ export class Memories extends Effect.Service<Memories>()("Memories", {
         return deleted
       }).pipe(inTransaction(sql))
 
-    return { list: (labId: LabId, filter: MemoryFilter) => repo.list(labId, filter), get, create, remove }
+    return { ...resourceReads(RESOURCE, repo), create, remove }
   })
 }) {}

@@ -1,7 +1,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, type Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { orNotFound } from "../common/DomainErrors.js"
+import { resourceReads } from "../activity/ResourceService.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
 import type { LabId } from "../labs/LabId.js"
@@ -15,7 +15,7 @@ import {
   type UpdatePaper
 } from "./Paper.js"
 import { conflict, lockedOrNotFound, type Note, noteFor, RESOURCE, step, transactional, VERB } from "./PaperSupport.js"
-import { type PaperFilter, PapersRepo } from "./PapersRepo.js"
+import { PapersRepo } from "./PapersRepo.js"
 import { PublishLoop } from "./PublishLoop.js"
 
 const IDLE: PaperLoop = { runId: null, status: "idle", steps: [], startedBy: null, startedAt: null, finishedAt: null, error: null }
@@ -153,7 +153,7 @@ export class Papers extends Effect.Service<Papers>()("Papers", {
     const publishing = yield* PublishLoop
     const deps: Deps = { repo, note: noteFor(yield* ActivityRepo), lock: lockedOrNotFound(repo) }
 
-    const get = (labId: LabId, id: PaperId) => orNotFound(RESOURCE, id)(repo.find(labId, id))
+    const { list, get } = resourceReads(RESOURCE, repo)
 
     const create = (labId: LabId, input: Omit<CreatePaper, "labId">, actor: string) => {
       const paper = newPaper(labId, input)
@@ -167,7 +167,7 @@ export class Papers extends Effect.Service<Papers>()("Papers", {
     }
 
     return {
-      list: (labId: LabId, filter: PaperFilter) => repo.list(labId, filter),
+      list,
       get,
       create,
       update: (labId: LabId, id: PaperId, patch: Omit<UpdatePaper, "labId">, actor: string) =>

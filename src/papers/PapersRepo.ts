@@ -2,7 +2,7 @@ import { Effect, Option, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"
-import { Author, LoopStatus, LoopStep, Paper, PaperId, type PaperStatus, PaperVersion } from "./Paper.js"
+import { LoopStatus, LoopStep, Paper, PaperId, type PaperStatus, PaperVersion } from "./Paper.js"
 
 /** The fields a row stores as the paper has them (its dates aside, which the driver gives as dates). */
 const { loop: _loop, publishedAt: _publishedAt, createdAt: _createdAt, updatedAt: _updatedAt, ...stored } = Paper.fields
@@ -69,17 +69,9 @@ const columns = (paper: Paper) => {
   }
 }
 
-const VersionRow = Schema.Struct({
-  paperId: Schema.String,
-  labId: Schema.String,
-  version: Schema.Number,
-  title: Schema.String,
-  abstract: Schema.String,
-  authors: Schema.Array(Author),
-  files: PaperVersion.fields.files,
-  publishedAt: Schema.DateFromSelf,
-  publishedBy: Schema.String
-})
+/** A stored version: PaperVersion as the database gives it (publishedAt a Date; no status, every stored one is published). */
+const { status: _status, ...storedVersionFields } = PaperVersion.fields
+const VersionRow = Schema.Struct({ ...storedVersionFields, publishedAt: Schema.DateFromSelf })
 
 export interface PaperFilter extends PageQuery {
   readonly status?: PaperStatus | undefined

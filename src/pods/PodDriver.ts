@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps } from "../activity/ResourceService.js"
 import { Scheduler } from "../experiments/Scheduler.js"
 import type { Pod, PodStatus } from "./Pod.js"
 import { markFailed, markStopped, type PodEventDeps, providerPod, restartIn, watch } from "./PodEvents.js"
@@ -111,11 +111,7 @@ export class PodDriver extends Effect.Service<PodDriver>()("PodDriver", {
     const scope = yield* Effect.scope
     const locks = new Map<string, Effect.Semaphore>()
     const deps: DriverDeps = {
-      sql: yield* SqlClient.SqlClient,
-      repo: yield* PodsRepo,
-      activity: yield* ActivityRepo,
-      provider: yield* PodProvider,
-      scheduler: yield* Scheduler,
+      ...(yield* Effect.all({ ...resourceDeps(PodsRepo), provider: PodProvider, scheduler: Scheduler })),
       background: (what, podId, effect) =>
         Effect.asVoid(
           Effect.forkIn(effect.pipe(Effect.catchAllCause((cause) => Effect.logError(`pod ${podId}: ${what} failed`, cause))), scope)

@@ -1,6 +1,5 @@
-import type { SqlClient } from "@effect/sql"
 import { Effect, Stream } from "effect"
-import type { ActivityRepo } from "../activity/ActivityRepo.js"
+import type { ResourceDeps } from "../activity/ResourceService.js"
 import type { Scheduler } from "../experiments/Scheduler.js"
 import type { Pod, PodStatus } from "./Pod.js"
 import type { Observed, PodProviderShape, ProviderPod } from "./PodProvider.js"
@@ -16,10 +15,7 @@ import { inTransaction } from "../db/Transaction.js"
 /** Who the activity feed names for what pods do by themselves. */
 export const SYSTEM = "pod-provider"
 
-export interface PodEventDeps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: PodsRepo
-  readonly activity: ActivityRepo
+export interface PodEventDeps extends ResourceDeps<PodsRepo> {
   readonly provider: PodProviderShape
   readonly scheduler: Scheduler
 }

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps, type ResourceDeps } from "../activity/ResourceService.js"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -18,9 +18,7 @@ import { insertLogged } from "../activity/Changes.js"
 const RESOURCE = "pod"
 
 /** What the operations on a pod work with. */
-interface Deps {
-  readonly repo: PodsRepo
-  readonly activity: ActivityRepo
+interface Deps extends ResourceDeps<PodsRepo> {
   readonly quotas: Quotas
 }
 
@@ -115,11 +113,10 @@ const newPod = (labId: LabId, input: Omit<CreatePod, "labId">, provider: string)
 export class Pods extends Effect.Service<Pods>()("Pods", {
   dependencies: [PodsRepo.Default, ActivityRepo.Default, Quotas.Default, PodDriver.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const provider = yield* PodProvider
     const driver = yield* PodDriver
-    const deps: Deps = { repo: yield* PodsRepo, activity: yield* ActivityRepo, quotas: yield* Quotas }
-    const { repo, activity } = deps
+    const deps: Deps = yield* Effect.all({ ...resourceDeps(PodsRepo), quotas: Quotas })
+    const { sql, repo, activity } = deps
 
     const transaction = inTransaction(sql)
 

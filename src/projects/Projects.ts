@@ -1,7 +1,7 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { type LifecycleLog, storeChange } from "../activity/Changes.js"
+import { resourceDeps, type ResourceDeps } from "../activity/ResourceService.js"
+import { applyPatch, type LifecycleLog, storeChange } from "../activity/Changes.js"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
@@ -35,11 +35,8 @@ const FIELDS = ["name", "description", "status"] as const
 
 const RESOURCE = "project"
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: ProjectsRepo
+interface Deps extends ResourceDeps<ProjectsRepo> {
   readonly references: References
-  readonly activity: ActivityRepo
 }
 
 const conflict = (id: string, problem: string) => new StateConflict({ resource: RESOURCE, id, problem })
@@ -84,12 +81,7 @@ const patched = (repo: ProjectsRepo, labId: LabId, current: Project, patch: Omit
     const status = patch.status ?? current.status
     if (status !== current.status) yield* transition(`project ${id}`, ProjectLifecycle, current.status, status)
     if (patch.name !== undefined) yield* nameTaken(repo, labId, patch.name, id)
-    const next: Project = {
-      ...current,
-      name: patch.name ?? current.name,
-      description: patch.description ?? current.description,
-      status
-    }
+    const next: Project = { ...applyPatch(current, patch, ["name", "description"]), status }
     return next
   })
 
@@ -197,12 +189,7 @@ const removeItem = (deps: Deps, labId: LabId, projectId: ProjectId, itemId: stri
 export class Projects extends Effect.Service<Projects>()("Projects", {
   dependencies: [ProjectsRepo.Default, References.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = yield* Effect.all({
-      sql: SqlClient.SqlClient,
-      repo: ProjectsRepo,
-      references: References,
-      activity: ActivityRepo
-    })
+    const deps: Deps = yield* Effect.all({ ...resourceDeps(ProjectsRepo), references: References })
     const { repo } = deps
     return {
       list: (labId: LabId, filter: ProjectFilter) => repo.list(labId, filter),

@@ -1,13 +1,13 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps, type ResourceDeps, resourceReads } from "../activity/ResourceService.js"
 import { Agents } from "../agents/Agents.js"
-import { InvalidField, orNotFound, StateConflict } from "../common/DomainErrors.js"
+import { InvalidField, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import { type Author, type CreateStandup, type Standup, StandupId } from "./Standup.js"
-import { type StandupFilter, StandupsRepo } from "./StandupsRepo.js"
+import { StandupsRepo } from "./StandupsRepo.js"
 import { inTransaction } from "../db/Transaction.js"
 
 const DAY_MILLIS = 86_400_000
@@ -17,11 +17,8 @@ const describe = (author: Author) => `${author.kind} ${author.id}`
 
 const RESOURCE = "standup"
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: StandupsRepo
+interface Deps extends ResourceDeps<StandupsRepo> {
   readonly agents: Agents
-  readonly activity: ActivityRepo
 }
 
 const duplicate = (author: Author, date: string, existing?: string) =>
@@ -79,15 +76,9 @@ const create = ({ sql, repo, agents, activity }: Deps, labId: LabId, input: Omit
 export class Standups extends Effect.Service<Standups>()("Standups", {
   dependencies: [StandupsRepo.Default, Agents.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = yield* Effect.all({
-      sql: SqlClient.SqlClient,
-      repo: StandupsRepo,
-      agents: Agents,
-      activity: ActivityRepo
-    })
+    const deps: Deps = yield* Effect.all({ ...resourceDeps(StandupsRepo), agents: Agents })
     return {
-      list: (labId: LabId, filter: StandupFilter) => deps.repo.list(labId, filter),
-      get: (labId: LabId, id: StandupId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),
+      ...resourceReads(RESOURCE, deps.repo),
       create: (labId: LabId, input: Omit<CreateStandup, "labId">, actor: string) => create(deps, labId, input, actor)
     }
   })

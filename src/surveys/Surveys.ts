@@ -1,14 +1,14 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
-import { insertLogged, removeLogged, storeChange, type LifecycleLog } from "../activity/Changes.js"
+import { resourceDeps, type ResourceDeps, resourceReads } from "../activity/ResourceService.js"
+import { applyPatch, insertLogged, removeLogged, storeChange, type LifecycleLog } from "../activity/Changes.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { References } from "../common/References.js"
 import { transition } from "../common/StateMachine.js"
 import type { LabId } from "../labs/LabId.js"
 import { type CreateSurvey, type Survey, SurveyId, SurveyLifecycle, type SurveyStatus, type UpdateSurvey } from "./Survey.js"
-import { type SurveyFilter, SurveysRepo } from "./SurveysRepo.js"
+import { SurveysRepo } from "./SurveysRepo.js"
 import { inTransaction } from "../db/Transaction.js"
 
 /** How status changes are logged. */
@@ -24,11 +24,8 @@ const RESOURCE = "survey"
 
 const unique = (ids: ReadonlyArray<string>) => [...new Set(ids)]
 
-interface Deps {
-  readonly sql: SqlClient.SqlClient
-  readonly repo: SurveysRepo
+interface Deps extends ResourceDeps<SurveysRepo> {
   readonly references: References
-  readonly activity: ActivityRepo
 }
 
 /** 422 naming the linked papers that are not in the lab. */
@@ -63,15 +60,7 @@ const patched = (references: References, labId: LabId, current: Survey, patch: O
     if (patch.linkedPaperIds !== undefined) {
       yield* checkPapers(references, labId, linkedPaperIds.filter((p) => !current.linkedPaperIds.includes(p)))
     }
-    const next: Survey = {
-      ...current,
-      topic: patch.topic ?? current.topic,
-      question: patch.question ?? current.question,
-      findings: patch.findings ?? current.findings,
-      tags: patch.tags ?? current.tags,
-      linkedPaperIds,
-      status
-    }
+    const next: Survey = { ...applyPatch(current, patch, ["topic", "question", "findings", "tags"]), linkedPaperIds, status }
     return next
   })
 
@@ -104,15 +93,9 @@ const remove = (deps: Deps, labId: LabId, id: SurveyId, actor: string) =>
 export class Surveys extends Effect.Service<Surveys>()("Surveys", {
   dependencies: [SurveysRepo.Default, References.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const deps: Deps = yield* Effect.all({
-      sql: SqlClient.SqlClient,
-      repo: SurveysRepo,
-      references: References,
-      activity: ActivityRepo
-    })
+    const deps: Deps = yield* Effect.all({ ...resourceDeps(SurveysRepo), references: References })
     return {
-      list: (labId: LabId, filter: SurveyFilter) => deps.repo.list(labId, filter),
-      get: (labId: LabId, id: SurveyId) => orNotFound(RESOURCE, id)(deps.repo.find(labId, id)),
+      ...resourceReads(RESOURCE, deps.repo),
       create: (labId: LabId, input: Omit<CreateSurvey, "labId">, actor: string) => create(deps, labId, input, actor),
       update: (labId: LabId, id: SurveyId, patch: Omit<UpdateSurvey, "labId">, actor: string) =>
         update(deps, labId, id, patch, actor),

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps } from "../activity/ResourceService.js"
 import { insertLogged, removeLogged } from "../activity/Changes.js"
 import { newId } from "../common/Ids.js"
 import type { LabId } from "../labs/LabId.js"
@@ -10,9 +10,7 @@ import { type TaskFilter, TasksRepo } from "./TasksRepo.js"
 export class Tasks extends Effect.Service<Tasks>()("Tasks", {
   dependencies: [TasksRepo.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const repo = yield* TasksRepo
-    const activity = yield* ActivityRepo
+    const { sql, repo, activity } = yield* Effect.all(resourceDeps(TasksRepo))
 
     /** Create a task and its activity entry together; `data` adds context to the entry (e.g. the chat it came from). */
     const create = (labId: LabId, input: Omit<CreateTask, "labId">, actor: string, data: Record<string, unknown> = {}) => {

@@ -1,6 +1,6 @@
-import { SqlClient } from "@effect/sql"
 import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
+import { resourceDeps } from "../activity/ResourceService.js"
 import { newId } from "../common/Ids.js"
 import type { Cursor } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"
@@ -21,9 +21,7 @@ const NAMES_IN_ACTIVITY = 20
 export class Telemetry extends Effect.Service<Telemetry>()("Telemetry", {
   dependencies: [TelemetryRepo.Default, ActivityRepo.Default],
   effect: Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const repo = yield* TelemetryRepo
-    const activity = yield* ActivityRepo
+    const { sql, repo, activity } = yield* Effect.all(resourceDeps(TelemetryRepo))
 
     /** Store a batch: one multi-row insert and one activity entry, in one transaction (all or nothing). */
     const ingest = (labId: LabId, actor: string, events: IngestTelemetry["events"]) =>
