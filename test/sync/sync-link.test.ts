@@ -10,7 +10,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoKeyOf, SyncStatus } from "../../src/sync/RepoLink.js"
 import { data, expectError, json } from "../support/http.js"
-import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
+import { startGitServer, type GitServer } from "../support/GitServer.js"
+import { repoWith } from "../support/SyncServer.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 import { put, sleep, until, userOf, type User } from "../support/SyncSupport.js"
 import { diskGit } from "../support/DiskGit.js"
@@ -35,15 +36,6 @@ afterAll(async () => {
   await hostB.close()
   for (const dir of temp) await rm(dir, { recursive: true, force: true })
 })
-
-/** A repository on `host` with `files` in its first commit: its URL and that commit. */
-const repoWith = async (host: GitServer, name: string, files: Record<string, string>) => {
-  const url = await host.createRepo(name)
-  const wc = await workingCopy(url)
-  for (const [path, content] of Object.entries(files)) await put(wc.dir, path, content)
-  const head = await wc.commitAndPush("first")
-  return { url, head, wc }
-}
 
 /** PATCH /api/v1/sync as `as`: the raw response. */
 const patchLink = (as: User, body: Record<string, unknown>) => as.call("PATCH", "/api/v1/sync", body)
