@@ -120,12 +120,15 @@ interface Server {
   readonly exited: Promise<void>
 }
 
-/** `node <npm start's flags> [extra flags] --import tsx <entry>`: the service as deployed, the bare server alike. */
-const spawnServer = (name: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, port: number, logPath: string): Server => {
+/**
+ * `node <npm start's flags> [extra flags] --import tsx <entry>`: the service as deployed, the bare server alike,
+ * listening on 127.0.0.1:`port` with `settings` on top of the parent's neutral environment.
+ */
+const spawnServer = (name: string, args: ReadonlyArray<string>, settings: NodeJS.ProcessEnv, port: number, logPath: string): Server => {
   const log = openSync(logPath, "a")
   const child = spawn(process.execPath, [...NODE_FLAGS, ...args.slice(0, -1), "--import", "tsx", ...args.slice(-1)], {
     cwd: ROOT,
-    env,
+    env: { ...baseEnv(), PORT: String(port), HOST: "127.0.0.1", ...settings },
     stdio: ["ignore", log, log],
     detached: true
   })
@@ -335,9 +338,6 @@ const benchDatabase = async (
 
   const servicePort = await freePort()
   const serviceEnv: NodeJS.ProcessEnv = {
-    ...baseEnv(),
-    PORT: String(servicePort),
-    HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     ADMIN_API_KEY: adminKey,
     RATE_LIMIT_ADMIN_PER_MINUTE: HUGE_LIMIT,
@@ -369,9 +369,6 @@ const benchDatabase = async (
   // PGlite's data dir opens in one process at a time: the bare server starts once the service is gone
   const barePort = await freePort()
   const bareEnv: NodeJS.ProcessEnv = {
-    ...baseEnv(),
-    PORT: String(barePort),
-    HOST: "127.0.0.1",
     BENCH_TOKEN: adminKey,
     ...(databaseUrl ? { BARE_DATABASE_URL: databaseUrl } : { BARE_PGLITE_DIR: join(dataDir, "pglite") })
   }
