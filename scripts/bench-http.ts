@@ -27,18 +27,16 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync 
 import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import pg from "pg"
 import {
   baseEnv,
+  createSchema,
   describe,
   freePort,
   killGroup,
-  logTail,
   makeHousekeeping,
   redactUrl,
-  sleep,
   startNodeFlags,
-  withSearchPath
+  waitForStatus
 } from "./bench/Util.js"
 import { percentile, table } from "./bench/Report.js"
 
@@ -122,12 +120,15 @@ interface Server {
   readonly exited: Promise<void>
 }
 
-/** `node <npm start's flags> [extra flags] --import tsx <entry>`: the service as deployed, the bare server alike. */
-const spawnServer = (name: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, port: number, logPath: string): Server => {
+/**
+ * `node <npm start's flags> [extra flags] --import tsx <entry>`: the service as deployed, the bare server alike,
+ * listening on 127.0.0.1:`port` with `settings` on top of the parent's neutral environment.
+ */
+const spawnServer = (name: string, args: ReadonlyArray<string>, settings: NodeJS.ProcessEnv, port: number, logPath: string): Server => {
   const log = openSync(logPath, "a")
   const child = spawn(process.execPath, [...NODE_FLAGS, ...args.slice(0, -1), "--import", "tsx", ...args.slice(-1)], {
     cwd: ROOT,
-    env,
+    env: { ...baseEnv(), PORT: String(port), HOST: "127.0.0.1", ...settings },
     stdio: ["ignore", log, log],
     detached: true
   })
@@ -148,25 +149,7 @@ const stopServer = async (server: Server) => {
   killGroup(server.child, "SIGKILL", true)
 }
 
-const waitReady = async (server: Server, timeoutMs = 120_000) => {
-  const deadline = Date.now() + timeoutMs
-  let exited = false
-  void server.exited.then(() => (exited = true))
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`${server.name} exited before it was ready; its log:\n${logTail(server.logPath)}`)
-    try {
-      const response = await fetch(`${server.baseUrl}/api/v1/status`, { signal: AbortSignal.timeout(2_000) })
-      if (response.ok) {
-        Schema.decodeUnknownSync(StatusBody)(await response.json())
-        return
-      }
-    } catch {
-      // not listening yet
-    }
-    await sleep(200)
-  }
-  throw new Error(`${server.name} was not ready within ${timeoutMs / 1000} s; its log:\n${logTail(server.logPath)}`)
-}
+const waitReady = (server: Server) => waitForStatus(server, server.name, StatusBody, 200)
 
 const request = async <A, I>(
   schema: Schema.Schema<A, I>,
@@ -355,9 +338,6 @@ const benchDatabase = async (
 
   const servicePort = await freePort()
   const serviceEnv: NodeJS.ProcessEnv = {
-    ...baseEnv(),
-    PORT: String(servicePort),
-    HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     ADMIN_API_KEY: adminKey,
     RATE_LIMIT_ADMIN_PER_MINUTE: HUGE_LIMIT,
@@ -389,9 +369,6 @@ const benchDatabase = async (
   // PGlite's data dir opens in one process at a time: the bare server starts once the service is gone
   const barePort = await freePort()
   const bareEnv: NodeJS.ProcessEnv = {
-    ...baseEnv(),
-    PORT: String(barePort),
-    HOST: "127.0.0.1",
     BENCH_TOKEN: adminKey,
     ...(databaseUrl ? { BARE_DATABASE_URL: databaseUrl } : { BARE_PGLITE_DIR: join(dataDir, "pglite") })
   }
@@ -412,30 +389,14 @@ const benchDatabase = async (
 // PostgreSQL: a fresh schema, or nothing when the server is unreachable
 
 const preparePostgres = async (baseUrl: string): Promise<string | undefined> => {
-  const schema = `bench_http_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
-  const client = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 3_000 })
-  client.on("error", () => {})
-  try {
-    await client.connect()
-    await client.query(`CREATE SCHEMA "${schema}"`)
-  } catch (error) {
+  const created = await createSchema(baseUrl, "bench_http").catch((error: unknown) => {
     console.log(`PostgreSQL at ${redactUrl(baseUrl)} is unreachable (${describe(error)}): PGlite only.`)
-    await client.end().catch(() => {})
     return undefined
-  }
-  await client.end()
-  cleanups.push(async () => {
-    const dropper = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 3_000 })
-    dropper.on("error", () => {})
-    await dropper.connect()
-    try {
-      await dropper.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-    } finally {
-      await dropper.end()
-    }
   })
-  console.log(`PostgreSQL at ${redactUrl(baseUrl)}: bench schema ${schema} (dropped at the end)`)
-  return withSearchPath(baseUrl, schema)
+  if (created === undefined) return undefined
+  cleanups.push(created.drop)
+  console.log(`PostgreSQL at ${redactUrl(baseUrl)}: bench schema ${created.schema} (dropped at the end)`)
+  return created.url
 }
 
 // ---------------------------------------------------------------------------

@@ -16,10 +16,10 @@ import { HttpServer } from "@effect/platform"
 import { Effect, Layer, ManagedRuntime, Option, Redacted, Schema } from "effect"
 import { randomBytes } from "node:crypto"
 import { availableParallelism, loadavg } from "node:os"
-import pg from "pg"
 import * as App from "../layers/App.js"
 import * as LocalProcessProvider from "../layers/pods/LocalProcessProvider.js"
 import { percentile, prng } from "./bench/Report.js"
+import { createSchema, describe } from "./bench/Util.js"
 
 const DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/test"
 const envInt = (name: string, fallback: number) => {
@@ -304,33 +304,11 @@ const run = async (db: string, database: App.AppSettings["database"]): Promise<F
 // ---------------------------------------------------------------------------
 // PostgreSQL: a fresh schema, or nothing when the server is unreachable
 
-const postgres = async (): Promise<{ readonly url: string; readonly drop: () => Promise<void> } | undefined> => {
-  const base = process.env["DATABASE_URL"] || DEFAULT_PG_URL
-  const schema = `bench_search_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
-  const client = new pg.Client({ connectionString: base, connectionTimeoutMillis: 3_000 })
-  client.on("error", () => {})
-  try {
-    await client.connect()
-    await client.query(`CREATE SCHEMA "${schema}"`)
-  } catch (error) {
-    console.log(`PostgreSQL is unreachable (${error instanceof Error ? error.message : String(error)}): PGlite only.`)
-    await client.end().catch(() => {})
+const postgres = async (): Promise<{ readonly url: string; readonly drop: () => Promise<void> } | undefined> =>
+  createSchema(process.env["DATABASE_URL"] || DEFAULT_PG_URL, "bench_search").catch((error: unknown) => {
+    console.log(`PostgreSQL is unreachable (${describe(error)}): PGlite only.`)
     return undefined
-  }
-  await client.end()
-  return {
-    url: `${base}${base.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`,
-    drop: async () => {
-      const dropper = new pg.Client({ connectionString: base, connectionTimeoutMillis: 3_000 })
-      await dropper.connect()
-      try {
-        await dropper.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
-      } finally {
-        await dropper.end()
-      }
-    }
-  }
-}
+  })
 
 const main = async () => {
   console.log(`Search benchmark: ${DOCS} documents, ${QUERIES} queries (seed ${SEED}), ${availableParallelism()} CPUs, load ${loadavg()[0]?.toFixed(1)}`)

@@ -5,12 +5,12 @@
  * tightens an existing DATA_DIR that others could read.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { chmod, lstat, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { chmod, lstat, readdir, readFile, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startGitServer, type GitServer, workingCopy } from "./support/GitServer.js"
+import { describe, expect, it } from "vitest"
+import { type GitServer, workingCopy } from "./support/GitServer.js"
+import { useGitServer } from "./support/SyncServer.js"
 import { freePort } from "./support/FreePort.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
@@ -58,13 +58,9 @@ const stop = (child: ChildProcess) =>
 
 let git: GitServer
 let base: string
-beforeAll(async () => {
-  git = await startGitServer()
-  base = await mkdtemp(join(tmpdir(), "lab-perms-"))
-})
-afterAll(async () => {
-  await git.close()
-  await rm(base, { recursive: true, force: true })
+useGitServer("lab-perms-", (started, root) => {
+  git = started
+  base = root
 })
 
 describe("DATA_DIR permissions", () => {

@@ -4,12 +4,10 @@
  * a fresh PostgreSQL schema per run when DATABASE_URL is set.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { randomBytes } from "node:crypto"
 import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Schema } from "effect"
-import pg from "pg"
-import { baseEnv, freePort, logTail, type makeHousekeeping, sleep, startNodeFlags, withSearchPath } from "./Util.js"
+import { baseEnv, createSchema, freePort, type makeHousekeeping, startNodeFlags, waitForStatus } from "./Util.js"
 
 export interface Service {
   readonly child: ChildProcess
@@ -21,26 +19,6 @@ export interface Service {
 
 const HUGE_LIMIT = "1000000000"
 const StatusBody = Schema.Struct({ data: Schema.Struct({ status: Schema.Literal("ok") }) })
-
-const waitReady = async (service: Service, timeoutMs = 120_000) => {
-  const deadline = Date.now() + timeoutMs
-  let exited = false
-  void service.exited.then(() => (exited = true))
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`the service exited before it was ready; its log:\n${logTail(service.logPath)}`)
-    try {
-      const response = await fetch(`${service.baseUrl}/api/v1/status`, { signal: AbortSignal.timeout(2_000) })
-      if (response.ok) {
-        Schema.decodeUnknownSync(StatusBody)(await response.json())
-        return
-      }
-    } catch {
-      // not listening yet
-    }
-    await sleep(100)
-  }
-  throw new Error(`the service was not ready within ${timeoutMs / 1000} s; its log:\n${logTail(service.logPath)}`)
-}
 
 /** Starts services and PostgreSQL schemas that the housekeeping stops and drops on every exit path. */
 export const serviceRunner = (
@@ -87,25 +65,14 @@ export const serviceRunner = (
     const exited = new Promise<void>((done) => child.once("exit", () => done()))
     if (child.pid === undefined) throw new Error("the service did not start")
     const service: Service = { child, pid: child.pid, baseUrl, logPath, exited }
-    await waitReady(service)
+    await waitForStatus(service, "the service", StatusBody, 100)
     return service
   }
 
   const freshSchema = async (baseUrl: string, label: string): Promise<string> => {
-    const schema = `bench_${label}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`.replace(/[^a-z0-9_]/g, "_")
-    const query = async (sql: string) => {
-      const client = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 5_000 })
-      client.on("error", () => {})
-      await client.connect()
-      try {
-        await client.query(sql)
-      } finally {
-        await client.end()
-      }
-    }
-    await query(`CREATE SCHEMA "${schema}"`)
-    housekeeping.cleanups.push(() => query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))
-    return withSearchPath(baseUrl, schema)
+    const created = await createSchema(baseUrl, `bench_${label}`, 5_000)
+    housekeeping.cleanups.push(created.drop)
+    return created.url
   }
 
   return { startService, freshSchema }

@@ -1,8 +1,10 @@
 /** Helpers the benchmark scripts share: timing, ports, child processes, logs, PostgreSQL schemas. */
 import type { ChildProcess } from "node:child_process"
+import { randomBytes } from "node:crypto"
 import { readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { Schema } from "effect"
+import pg from "pg"
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
 
@@ -23,6 +25,29 @@ export const redactUrl = (url: string): string => {
 /** A PostgreSQL URL whose connections work in `schema`. */
 export const withSearchPath = (url: string, schema: string) =>
   `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
+
+/** Runs one statement on a connection of its own. */
+const runStatement = async (url: string, statement: string, connectTimeoutMs: number) => {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs })
+  client.on("error", () => {})
+  try {
+    await client.connect()
+    await client.query(statement)
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/**
+ * A fresh schema `<prefix>_<time>_<random>` on the PostgreSQL at `baseUrl`: its name, a URL whose connections work
+ * in it, and how to drop it. Rejects when the server cannot be reached.
+ */
+export const createSchema = async (baseUrl: string, prefix: string, connectTimeoutMs = 3_000) => {
+  const schema = `${prefix}_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`.replace(/[^a-z0-9_]/g, "_")
+  const run = (statement: string) => runStatement(baseUrl, statement, connectTimeoutMs)
+  await run(`CREATE SCHEMA "${schema}"`)
+  return { schema, url: withSearchPath(baseUrl, schema), drop: () => run(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`) }
+}
 
 /** The parent's environment without any setting that would change what the servers do. */
 export const baseEnv = (): NodeJS.ProcessEnv => {
@@ -46,6 +71,43 @@ export const logTail = (logPath: string, lines = 30): string => {
   } catch {
     return "(no log)"
   }
+}
+
+/** A server in a child process, as `waitForStatus` watches it. */
+export interface StartedServer {
+  readonly baseUrl: string
+  readonly logPath: string
+  readonly exited: Promise<void>
+}
+
+/**
+ * Polls GET /api/v1/status every `pollMs` until it answers with a body `body` decodes. Fails with the server's log
+ * when it exits first or is not ready within `timeoutMs` (`name` says which server).
+ */
+export const waitForStatus = async <A, I>(
+  server: StartedServer,
+  name: string,
+  body: Schema.Schema<A, I>,
+  pollMs: number,
+  timeoutMs = 120_000
+) => {
+  const deadline = Date.now() + timeoutMs
+  let exited = false
+  void server.exited.then(() => (exited = true))
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${name} exited before it was ready; its log:\n${logTail(server.logPath)}`)
+    try {
+      const response = await fetch(`${server.baseUrl}/api/v1/status`, { signal: AbortSignal.timeout(2_000) })
+      if (response.ok) {
+        Schema.decodeUnknownSync(body)(await response.json())
+        return
+      }
+    } catch {
+      // not listening yet
+    }
+    await sleep(pollMs)
+  }
+  throw new Error(`${name} was not ready within ${timeoutMs / 1000} s; its log:\n${logTail(server.logPath)}`)
 }
 
 /** Signal a detached child's whole process group (the server and anything it started). */

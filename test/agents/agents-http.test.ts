@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import { Agent } from "../../src/agents/Agent.js"
 import { MemoryEntry } from "../../src/memory/Memory.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
+import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, patchIn, startFixture, useFixture, walk } from "../support/LabFixture.js"
 import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
@@ -11,8 +11,7 @@ useFixture(() => startFixture("agents"), (started) => (fx = started))
 const AGENTS = "/api/v1/agents"
 const create = async (name: string, extra: Record<string, unknown> = {}) =>
   data(await fx.post(AGENTS, { labId: fx.lab.id, name, model: "claude-sonnet-4", ...extra }), Agent, 201)
-const patch = (id: string, body: Record<string, unknown>, token?: string) =>
-  fx.patch(`${AGENTS}/${id}`, { labId: fx.lab.id, ...body }, token)
+const patch = patchIn(() => fx, AGENTS)
 
 describe("POST /api/v1/agents (extension)", () => {
   it("creates an idle agent (201) and records agent.created by the calling key", async () => {

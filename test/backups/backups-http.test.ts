@@ -3,12 +3,11 @@ import { createHash } from "node:crypto"
 import { gunzipSync, gzipSync } from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Backup as BackupSchema } from "../../src/backups/Backup.js"
-import { data, eventually, expectError, expectInvalid, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { createdId, data, eventually, expectError, expectInvalid, type Fixture, MISSING, page, startFixture, walk, WithId } from "../support/LabFixture.js"
 
 /** The JSON shape of a backup (ids and times as strings). */
 const Backup = Schema.encodedSchema(BackupSchema)
 type Backup = typeof Backup.Type
-const Created = Schema.Struct({ id: Schema.String })
 const SearchResult = Schema.Struct({ kind: Schema.String, ref: Schema.String })
 
 const PATH = "/api/v1/backups"
@@ -56,8 +55,7 @@ const storeArchive = (id: string, bytes: Buffer, keepSize = false) => {
     )
   )
 }
-const create = async (path: string, body: Record<string, unknown>) =>
-  (await data(await fx.post(path, { labId: fx.lab.id, ...body }), Created, 201)).id
+const create = (path: string, body: Record<string, unknown>) => createdId(fx, path, body)
 const search = async (q: string) =>
   (await page(await fx.get("/api/v1/search", { labId: fx.lab.id, q, limit: 100 }), SearchResult)).data.map((r) => `${r.kind}:${r.ref}`)
 
@@ -179,7 +177,7 @@ describe("POST /api/v1/backups/{id}/restore", () => {
   it("puts every table of the lab back as archived, files, tasks and search included, keeping the activity history", async () => {
     const lab = fx.lab.id
     // change things
-    const tasks = (await page(await fx.get("/api/v1/tasks", { labId: lab }), Created)).data
+    const tasks = (await page(await fx.get("/api/v1/tasks", { labId: lab }), WithId)).data
     for (const t of tasks) expect((await fx.del(`/api/v1/tasks/${t.id}`, { labId: lab })).status).toBe(200)
     await create("/api/v1/tasks", { title: "Added after the backup" })
     expect((await fx.post("/api/v1/files", { labId: lab, path: "/notes/edit.md", content: "after the edit: pangolin\n" })).status).toBe(200)
@@ -204,7 +202,7 @@ describe("POST /api/v1/backups/{id}/restore", () => {
     expect(await snapshot(lab)).toEqual(before)
     expect(await tokenSealed()).toBe(sealedToken)
     // pods are live compute: a restore leaves them as they are
-    const pods = (await page(await fx.get("/api/v1/pods", { labId: lab }), Created)).data.map((p) => p.id)
+    const pods = (await page(await fx.get("/api/v1/pods", { labId: lab }), WithId)).data.map((p) => p.id)
     expect(pods.sort()).toEqual([podBefore, podAfter].sort())
     // the search index follows the restored rows
     expect(await search("ocelot")).toEqual(["files:/notes/keep.md"])

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest"
 import { Chat, ChatDetail, ChatMessage } from "../../src/chats/Chat.js"
 import { KnowledgeEntry } from "../../src/knowledge/Knowledge.js"
 import { Task } from "../../src/tasks/Task.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
+import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, patchIn, startFixture, useFixture, walk } from "../support/LabFixture.js"
 import { expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
@@ -13,7 +13,7 @@ const CHATS = "/api/v1/chats"
 const open = async (title?: string) => data(await fx.post(CHATS, { labId: fx.lab.id, title }), ChatDetail, 201)
 const say = (id: string, role: string, content: string, token?: string) =>
   fx.post(`${CHATS}/${id}/messages`, { labId: fx.lab.id, role, content }, token)
-const patch = (id: string, body: Record<string, unknown>, token?: string) => fx.patch(`${CHATS}/${id}`, { labId: fx.lab.id, ...body }, token)
+const patch = patchIn(() => fx, CHATS)
 const promote = (id: string, body: Record<string, unknown>, token?: string) =>
   fx.post(`${CHATS}/${id}/promote`, { labId: fx.lab.id, ...body }, token)
 const get = async (id: string) => data(await fx.get(`${CHATS}/${id}`, { labId: fx.lab.id }), ChatDetail)

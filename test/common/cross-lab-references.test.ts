@@ -3,11 +3,9 @@
  * id of another lab, or a missing one, is 422 validation_error naming the field
  * (the same answer for both, so other labs' ids leak nothing).
  */
-import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { data, expectInvalid, type Fixture, startFixture } from "../support/LabFixture.js"
+import { createdId, expectInvalid, type Fixture, startFixture } from "../support/LabFixture.js"
 
-const Created = Schema.Struct({ id: Schema.String })
 
 let fx: Fixture
 /** Resources of the other lab, made with its own key. */
@@ -18,8 +16,7 @@ let ours: { experiment: string; figure: string; queue: string; project: string; 
 /** An id with the shape of this service's ids that names nothing. */
 const missing = (prefix: string) => `${prefix}_0000000000000000`
 
-const create = async (path: string, body: Record<string, unknown>, labId: string, token: string) =>
-  (await data(await fx.post(path, { labId, ...body }, token), Created, 201)).id
+const create = (path: string, body: Record<string, unknown>, labId: string, token: string) => createdId(fx, path, body, labId, token)
 
 beforeAll(async () => {
   fx = await startFixture("xref")

@@ -72,61 +72,59 @@ const migrateLogging = Effect.gen(function* () {
 
 const upgradeContract = (backend: string, database: () => Layer.Layer<SqlClient.SqlClient, unknown>) =>
   describe(`migrations on ${backend}`, () => {
-    it.effect(
+    /** Each test on a database of its own, since each starts from an empty or an old schema. */
+    const onFreshDatabase = (name: string, test: Effect.Effect<void, unknown, SqlClient.SqlClient>) =>
+      it.effect(name, () => test.pipe(Effect.provide(database())), 60_000)
+
+    onFreshDatabase(
       "a database migrated before checksums upgrades: nothing re-runs, every row stays, each migration gets its checksum",
-      () =>
-        Effect.gen(function* () {
-          yield* migrateAsBeforeChecksums
-          yield* writeSomeData
-          const before = yield* appliedRows
-          const data = yield* contents
-          expect(data.find((c) => c.what === "usage")?.rows).toBe("12/3")
+      Effect.gen(function* () {
+        yield* migrateAsBeforeChecksums
+        yield* writeSomeData
+        const before = yield* appliedRows
+        const data = yield* contents
+        expect(data.find((c) => c.what === "usage")?.rows).toBe("12/3")
 
-          const logged = yield* migrateLogging
-          expect(logged).toEqual([])
-          const after = yield* appliedRows
-          expect(after).toEqual(before)
-          expect((yield* recordedChecksums).map((row) => row.checksum)).toEqual(migrations.map(checksumOf))
-          expect(yield* contents).toEqual(data)
+        const logged = yield* migrateLogging
+        expect(logged).toEqual([])
+        const after = yield* appliedRows
+        expect(after).toEqual(before)
+        expect((yield* recordedChecksums).map((row) => row.checksum)).toEqual(migrations.map(checksumOf))
+        expect(yield* contents).toEqual(data)
 
-          // and the next start finds nothing to do
-          expect(yield* migrateLogging).toEqual([])
-        }).pipe(Effect.provide(database())),
-      60_000
+        // and the next start finds nothing to do
+        expect(yield* migrateLogging).toEqual([])
+      })
     )
 
-    it.effect(
+    onFreshDatabase(
       "an applied migration whose text changed since is logged as an error naming it, and the service still starts",
-      () =>
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          yield* migrateAsBeforeChecksums
-          yield* runMigrations
-          const appliedText = "0".repeat(64)
-          yield* sql`UPDATE schema_migrations SET checksum = ${appliedText} WHERE id = 3`
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* migrateAsBeforeChecksums
+        yield* runMigrations
+        const appliedText = "0".repeat(64)
+        yield* sql`UPDATE schema_migrations SET checksum = ${appliedText} WHERE id = 3`
 
-          const logged = yield* migrateLogging
-          expect(logged).toHaveLength(1)
-          expect(logged[0]?.level).toBe("ERROR")
-          expect(logged[0]?.message).toMatch(/^migration 3 \(research resources\) differs from the one this database applied/)
-          expect(logged[0]?.message).toContain("add a new migration")
-          // what the database applied stays recorded, so every start says so until the text is restored
-          expect((yield* recordedChecksums).find((row) => row.id === 3)?.checksum).toBe(appliedText)
-        }).pipe(Effect.provide(database())),
-      60_000
+        const logged = yield* migrateLogging
+        expect(logged).toHaveLength(1)
+        expect(logged[0]?.level).toBe("ERROR")
+        expect(logged[0]?.message).toMatch(/^migration 3 \(research resources\) differs from the one this database applied/)
+        expect(logged[0]?.message).toContain("add a new migration")
+        // what the database applied stays recorded, so every start says so until the text is restored
+        expect((yield* recordedChecksums).find((row) => row.id === 3)?.checksum).toBe(appliedText)
+      })
     )
 
-    it.effect(
+    onFreshDatabase(
       "a new database records each migration's checksum as it applies it",
-      () =>
-        Effect.gen(function* () {
-          const logged = yield* migrateLogging
-          expect(logged.map((line) => line.message)).toEqual(migrations.map((m) => `applied migration ${m.id} ${m.name}`))
-          expect(yield* recordedChecksums).toEqual(
-            migrations.map((m) => ({ id: m.id, checksum: checksumOf(m) }))
-          )
-        }).pipe(Effect.provide(database())),
-      60_000
+      Effect.gen(function* () {
+        const logged = yield* migrateLogging
+        expect(logged.map((line) => line.message)).toEqual(migrations.map((m) => `applied migration ${m.id} ${m.name}`))
+        expect(yield* recordedChecksums).toEqual(
+          migrations.map((m) => ({ id: m.id, checksum: checksumOf(m) }))
+        )
+      })
     )
   })
 

@@ -6,6 +6,12 @@ import { fromRepoPath, MAX_PATH_BYTES, normalizePath, normalizePrefix, toRepoPat
 const outcome = (result: Either.Either<string, string>) =>
   Either.match(result, { onLeft: (reason) => ({ refused: reason }), onRight: (path) => ({ path }) })
 
+/** One test per pair: `normalize` accepts the raw path as the normalised one. */
+const itNormalises = (normalize: (raw: string) => Either.Either<string, string>, accepted: ReadonlyArray<readonly [raw: string, normalised: string]>) =>
+  it.each(accepted)("normalises %j to %j", (raw, normalised) => {
+    expect(outcome(normalize(raw))).toEqual({ path: normalised })
+  })
+
 describe("normalizePath", () => {
   const accepted: ReadonlyArray<readonly [raw: string, normalised: string]> = [
     ["/a.md", "/a.md"],
@@ -34,9 +40,7 @@ describe("normalizePath", () => {
     ["/README.MD", "/README.MD"]
   ]
 
-  it.each(accepted)("normalises %j to %j", (raw, normalised) => {
-    expect(outcome(normalizePath(raw))).toEqual({ path: normalised })
-  })
+  itNormalises(normalizePath, accepted)
 
   it("is idempotent on what it accepts", () => {
     for (const [, normalised] of accepted) expect(outcome(normalizePath(normalised))).toEqual({ path: normalised })
@@ -100,9 +104,7 @@ describe("normalizePrefix", () => {
     ["/a.b", "/a.b/"]
   ]
 
-  it.each(accepted)("normalises %j to %j", (raw, normalised) => {
-    expect(outcome(normalizePrefix(raw))).toEqual({ path: normalised })
-  })
+  itNormalises(normalizePrefix, accepted)
 
   it("gives /notes and /notes/ the same meaning", () => {
     expect(normalizePrefix("/notes")).toEqual(normalizePrefix("/notes/"))

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { KnowledgeEntry } from "../../src/knowledge/Knowledge.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, useFixture, walk } from "../support/LabFixture.js"
+import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, patchIn, startFixture, useFixture, walk } from "../support/LabFixture.js"
 import { expectCreateGuarded, expectDeletedThenGone, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
@@ -9,8 +9,7 @@ useFixture(() => startFixture("knowledge"), (started) => (fx = started))
 const KNOWLEDGE = "/api/v1/knowledge"
 const add = async (body: Record<string, unknown> = {}) =>
   data(await fx.post(KNOWLEDGE, { labId: fx.lab.id, title: "A fact", body: "It is so.", ...body }), KnowledgeEntry, 201)
-const patch = (id: string, body: Record<string, unknown>, token?: string) =>
-  fx.patch(`${KNOWLEDGE}/${id}`, { labId: fx.lab.id, ...body }, token)
+const patch = patchIn(() => fx, KNOWLEDGE)
 
 describe("POST /api/v1/knowledge (catalog)", () => {
   it("adds an entry (201) with markdown body, sources and tags; knowledge.created", async () => {

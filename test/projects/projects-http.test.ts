@@ -1,7 +1,6 @@
-import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Project, ProjectDetail, ProjectItem } from "../../src/projects/Project.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { createdId, data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, patchIn, startFixture, walk, WithId } from "../support/LabFixture.js"
 import { expectCreateGuarded, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
@@ -9,21 +8,18 @@ let taskId: string
 let paperId: string
 let foreignTask: string
 
-const Created = Schema.Struct({ id: Schema.String })
-
 beforeAll(async () => {
   fx = await startFixture("projects")
-  taskId = (await data(await fx.post("/api/v1/tasks", { labId: fx.lab.id, title: "Run baseline" }), Created, 201)).id
-  paperId = (await data(await fx.post("/api/v1/papers", { labId: fx.lab.id, title: "Our paper" }), Created, 201)).id
-  foreignTask = (await data(await fx.post("/api/v1/tasks", { labId: fx.other.id, title: "Theirs" }, fx.stranger), Created, 201)).id
+  taskId = await createdId(fx, "/api/v1/tasks", { title: "Run baseline" })
+  paperId = await createdId(fx, "/api/v1/papers", { title: "Our paper" })
+  foreignTask = await createdId(fx, "/api/v1/tasks", { title: "Theirs" }, fx.other.id, fx.stranger)
 })
 afterAll(() => fx.close())
 
 const PROJECTS = "/api/v1/projects"
 const create = async (name: string, description?: string) =>
   data(await fx.post(PROJECTS, { labId: fx.lab.id, name, description }), ProjectDetail, 201)
-const patch = (id: string, body: Record<string, unknown>, token?: string) =>
-  fx.patch(`${PROJECTS}/${id}`, { labId: fx.lab.id, ...body }, token)
+const patch = patchIn(() => fx, PROJECTS)
 const addItem = (id: string, body: Record<string, unknown>, token?: string) =>
   fx.post(`${PROJECTS}/${id}/items`, { labId: fx.lab.id, ...body }, token)
 const get = async (id: string) => data(await fx.get(`${PROJECTS}/${id}`, { labId: fx.lab.id }), ProjectDetail)
@@ -174,7 +170,7 @@ describe("GET /api/v1/projects (catalog) and GET/DELETE /api/v1/projects/{id} (e
     expect(findActivity(await fx.activity(), "project.deleted", project.id).data).toMatchObject({ items: 1 })
     await expectError(await fx.get(`${PROJECTS}/${project.id}`, { labId: fx.lab.id }), 404, "not_found")
     await expectError(await fx.del(`${PROJECTS}/${project.id}`, { labId: fx.lab.id }), 404, "not_found")
-    const tasks = await page(await fx.get("/api/v1/tasks", { labId: fx.lab.id }), Created)
+    const tasks = await page(await fx.get("/api/v1/tasks", { labId: fx.lab.id }), WithId)
     expect(tasks.data.map((t) => t.id)).toContain(taskId)
   })
 })

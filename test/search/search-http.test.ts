@@ -5,7 +5,7 @@ import { dirname, join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
 import { json } from "../support/http.js"
-import { data, expectError, expectInvalid, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { createdId, data, expectError, expectInvalid, type Fixture, MISSING, page, startFixture, walk, WithId } from "../support/LabFixture.js"
 import { diskGit } from "../support/DiskGit.js"
 
 const Result = Schema.Struct({
@@ -16,7 +16,6 @@ const Result = Schema.Struct({
   rank: Schema.Number
 })
 type Result = typeof Result.Type
-const Created = Schema.Struct({ id: Schema.String })
 const Written = Schema.Struct({ path: Schema.String })
 
 const PATH = "/api/v1/search"
@@ -29,10 +28,9 @@ const search = async (params: Record<string, string | number | undefined>, token
   (await page(await fx.get(PATH, { labId: fx.lab.id, limit: 100, ...params }, token), Result)).data
 const refs = (results: ReadonlyArray<Result>) => results.map((r) => `${r.kind}:${r.ref}`)
 
-const create = async (path: string, body: Record<string, unknown>, labId = fx.lab.id, token = fx.writer) =>
-  (await data(await fx.post(path, { labId, ...body }, token), Created, 201)).id
+const create = (path: string, body: Record<string, unknown>, labId = fx.lab.id, token = fx.writer) => createdId(fx, path, body, labId, token)
 /** PATCH a record of the lab as the writer, expecting 200. */
-const update = async (path: string, body: Record<string, unknown>) => data(await fx.patch(path, { labId: fx.lab.id, ...body }), Created)
+const update = async (path: string, body: Record<string, unknown>) => data(await fx.patch(path, { labId: fx.lab.id, ...body }), WithId)
 const writeFileApi = async (path: string, content: string) =>
   data(await fx.post("/api/v1/files", { labId: fx.lab.id, path, content }), Written, 201)
 

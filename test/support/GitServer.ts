@@ -61,28 +61,45 @@ const parseCgi = (output: Buffer): { status: number; headers: Record<string, str
   return { status, headers, body: output.subarray(end + sep) }
 }
 
+/** POST requests to one git service (`git-upload-pack`, `git-receive-pack`), kept unanswered while the hold is on. */
+const holdOf = (service: string) => {
+  let waiting: Array<() => void> | undefined
+  return {
+    /** Keeps `answer` for later when the hold is on and the request is for this service. */
+    caught: (req: IncomingMessage, url: URL, answer: () => void): boolean => {
+      if (waiting === undefined || req.method !== "POST" || !url.pathname.endsWith(`/${service}`)) return false
+      waiting.push(answer)
+      return true
+    },
+    /** Starts holding; the returned function serves those waiting and stops holding. */
+    start: () => {
+      const mine: Array<() => void> = []
+      waiting = mine
+      return () => {
+        if (waiting === mine) waiting = undefined
+        for (const answer of mine.splice(0)) answer()
+      }
+    },
+    count: () => waiting?.length ?? 0
+  }
+}
+
 export const startGitServer = async (): Promise<GitServer> => {
   const root = await mkdtemp(join(tmpdir(), "lab-git-"))
   let failures = { status: 0, count: 0 }
   const served: Array<string> = []
   const authorizations: Array<string | undefined> = []
-  let held: Array<() => void> | undefined
-  let heldPush: Array<() => void> | undefined
+  const fetches = holdOf("git-upload-pack")
+  const pushes = holdOf("git-receive-pack")
   let receiveMillis = 0
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://localhost")
     served.push(url.searchParams.get("service") ?? url.pathname.split("/").at(-1) ?? "")
     authorizations.push(req.headers.authorization)
-    if (held !== undefined && req.method === "POST" && url.pathname.endsWith("/git-upload-pack")) {
-      held.push(() => serve(req, res, url))
-      return
-    }
-    if (heldPush !== undefined && req.method === "POST" && url.pathname.endsWith("/git-receive-pack")) {
-      heldPush.push(() => serve(req, res, url))
-      return
-    }
-    serve(req, res, url)
+    const answer = () => serve(req, res, url)
+    if (fetches.caught(req, url, answer) || pushes.caught(req, url, answer)) return
+    answer()
   }
 
   const serve = (req: IncomingMessage, res: ServerResponse, url: URL) => {
@@ -140,24 +157,10 @@ export const startGitServer = async (): Promise<GitServer> => {
     requests: () => [...served],
     receiveMillis: () => receiveMillis,
     authorizations: () => [...authorizations],
-    holdUploadPack: () => {
-      const waiting: Array<() => void> = []
-      held = waiting
-      return () => {
-        if (held === waiting) held = undefined
-        for (const answer of waiting.splice(0)) answer()
-      }
-    },
-    heldRequests: () => held?.length ?? 0,
-    holdReceivePack: () => {
-      const waiting: Array<() => void> = []
-      heldPush = waiting
-      return () => {
-        if (heldPush === waiting) heldPush = undefined
-        for (const answer of waiting.splice(0)) answer()
-      }
-    },
-    heldPushes: () => heldPush?.length ?? 0,
+    holdUploadPack: fetches.start,
+    heldRequests: fetches.count,
+    holdReceivePack: pushes.start,
+    heldPushes: pushes.count,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -135,14 +135,7 @@ export const httpSync = async () => {
         if (fault === "down") host.failWith(503, 1)
         else controls.armPush(fault)
       },
-      pausedPull: async (during) => {
-        const pause = controls.pauseAt("readBlob")
-        const pulling = forced(null)
-        await Promise.race([pause.reached, pulling])
-        await during()
-        pause.release()
-        await pulling
-      },
+      pausedPull: (during) => controls.pausedDuring("readBlob", () => forced(null), during),
       // the worker pushes on its own once writes wait: stop the next push, if one comes before the outbox is empty
       pausedPush: async (during) => {
         const pause = controls.pauseAt("push")

@@ -158,6 +158,20 @@ export const useFixture = <F extends { readonly close: () => Promise<void> }>(
   afterAll(() => started?.close())
 }
 
+/** Anything with an id: what a create answers, an item of a list. */
+export const WithId = Schema.Struct({ id: Schema.String })
+
+/** POST `body` to `path` in `labId` (the fixture's lab) as `token` (the writer), expecting 201: the new record's id. */
+export const createdId = async (fx: Fixture, path: string, body: Record<string, unknown>, labId = fx.lab.id, token?: string) =>
+  (await data(await fx.post(path, { labId, ...body }, token), WithId, 201)).id
+
+/**
+ * PATCH a record under `collection` (`/api/v1/surveys`, say) in the fixture's lab, as `token` (the writer).
+ * `fixture` reads the file's fixture when called, since it starts after the module loads.
+ */
+export const patchIn = (fixture: () => Fixture, collection: string) => (id: string, body: Record<string, unknown>, token?: string) =>
+  fixture().patch(`${collection}/${id}`, { labId: fixture().lab.id, ...body }, token)
+
 /** Expect a 422 whose message names `field`. */
 export const expectInvalid = async (response: Response, field: string) => {
   const message = await expectError(response, 422, "validation_error")

@@ -106,22 +106,8 @@ export const memorySync = () => {
       forcedSync: (subPath) => job(Option.some(Option.fromNullable(subPath)), true),
       drain: () => job(Option.none(), false),
       fault: (fault) => (fault === "down" ? run(Effect.flatMap(remotes, (r) => r.failNext(1))) : Promise.resolve(controls.armPush(fault))),
-      pausedPull: async (during) => {
-        const pause = controls.pauseAt("readBlob")
-        const pulling = job(Option.some(Option.none()), true)
-        await Promise.race([pause.reached, pulling])
-        await during()
-        pause.release()
-        await pulling
-      },
-      pausedPush: async (during) => {
-        const pause = controls.pauseAt("push")
-        const draining = job(Option.none(), false)
-        await Promise.race([pause.reached, draining])
-        await during()
-        pause.release()
-        await draining
-      },
+      pausedPull: (during) => controls.pausedDuring("readBlob", () => job(Option.some(Option.none()), true), during),
+      pausedPush: (during) => controls.pausedDuring("push", () => job(Option.none(), false), during),
       // a start-up: the worker catches up (pushes what waits, pulls what it missed)
       restart: () => job(Option.some(Option.none()), false),
       landed: (actors) =>

@@ -62,6 +62,16 @@ export const gitControls = () => {
       await armed.released
     })
 
+  /** Starts `work` with the git stopped at `moment`, runs `during` there (or once `work` ended without reaching it), then lets `work` finish. */
+  const pausedDuring = async (moment: Moment, work: () => Promise<unknown>, during: () => Promise<void>) => {
+    const pause = pauseAt(moment)
+    const working = work()
+    await Promise.race([pause.reached, working])
+    await during()
+    pause.release()
+    await working
+  }
+
   const wrap = (git: GitService): GitService => ({
     ...git,
     readBlob: (labId, oid, maxBytes) => Effect.zipRight(gate("readBlob"), git.readBlob(labId, oid, maxBytes)),
@@ -79,5 +89,5 @@ export const gitControls = () => {
       }))
   })
 
-  return { armPush, pauseAt, reset, wrap, stats }
+  return { armPush, pauseAt, pausedDuring, reset, wrap, stats }
 }

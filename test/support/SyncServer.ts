@@ -7,7 +7,8 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll } from "vitest"
 import { diskGit } from "./DiskGit.js"
-import { type GitServer, startGitServer } from "./GitServer.js"
+import { type GitServer, startGitServer, workingCopy } from "./GitServer.js"
+import { put, type User } from "./SyncSupport.js"
 import { startTestServer, type TestServer } from "./TestServer.js"
 
 export interface SyncStage {
@@ -49,4 +50,26 @@ export const useGitServer = (prefix: string, started: (git: GitServer, root: str
     await git?.close()
     if (root !== undefined) await rm(root, { recursive: true, force: true })
   })
+}
+
+/** A repository `name` on `host` with `files` in its first commit: its URL, a working copy and that commit. */
+export const repoWith = async (host: GitServer, name: string, files: Record<string, string>) => {
+  const url = await host.createRepo(name)
+  const wc = await workingCopy(url)
+  for (const [path, content] of Object.entries(files)) await put(wc.dir, path, content)
+  const head = await wc.commitAndPush("first")
+  return { url, head, wc }
+}
+
+/** A repository `name` on `host` with `files` in a first commit, and a lab `slug` of `as` linked to it and synced. */
+export const linkedLab = async (
+  host: GitServer,
+  as: User,
+  repo: { readonly slug: string; readonly name: string; readonly files: Record<string, string>; readonly autoPushOnEdit: boolean }
+) => {
+  const { url, wc, head: c0 } = await repoWith(host, repo.name, repo.files)
+  const labId = await as.createLab(repo.slug)
+  await as.link(labId, url, repo.autoPushOnEdit)
+  await as.syncedTo(labId, c0)
+  return { url, wc, labId, c0 }
 }

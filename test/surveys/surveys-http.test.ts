@@ -1,7 +1,6 @@
-import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Survey } from "../../src/surveys/Survey.js"
-import { data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, startFixture, walk } from "../support/LabFixture.js"
+import { createdId, data, expectError, expectInvalid, findActivity, type Fixture, MISSING, page, patchIn, startFixture, walk } from "../support/LabFixture.js"
 import { expectCreateGuarded, expectDeletedThenGone, expectListGuarded } from "../support/RouteChecks.js"
 
 let fx: Fixture
@@ -9,12 +8,9 @@ let paperA: string
 let paperB: string
 let foreignPaper: string
 
-const Created = Schema.Struct({ id: Schema.String })
-
 beforeAll(async () => {
   fx = await startFixture("surveys")
-  const paper = async (title: string, labId = fx.lab.id, token = fx.writer) =>
-    (await data(await fx.post("/api/v1/papers", { labId, title }, token), Created, 201)).id
+  const paper = (title: string, labId = fx.lab.id, token = fx.writer) => createdId(fx, "/api/v1/papers", { title }, labId, token)
   paperA = await paper("Paper A")
   paperB = await paper("Paper B")
   foreignPaper = await paper("Foreign", fx.other.id, fx.stranger)
@@ -24,8 +20,7 @@ afterAll(() => fx.close())
 const SURVEYS = "/api/v1/surveys"
 const start = async (body: Record<string, unknown> = {}) =>
   data(await fx.post(SURVEYS, { labId: fx.lab.id, topic: "Sparse attention", ...body }), Survey, 201)
-const patch = (id: string, body: Record<string, unknown>, token?: string) =>
-  fx.patch(`${SURVEYS}/${id}`, { labId: fx.lab.id, ...body }, token)
+const patch = patchIn(() => fx, SURVEYS)
 
 describe("POST /api/v1/surveys (catalog)", () => {
   it("starts a draft (201) linking papers of the lab; survey.created", async () => {

@@ -1,29 +1,25 @@
 import { execFile } from "node:child_process"
 import fs from "node:fs"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
-import { tmpdir } from "node:os"
+import { readFile } from "node:fs/promises"
 import { join } from "node:path"
 import { promisify } from "node:util"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, describe, expect, it } from "vitest"
 import { DEFAULT_CEILINGS, fetchInto } from "../../layers/git/Fetch.js"
 import { openObjectReader } from "../../layers/git/PackReader.js"
 import { makeTransport, systemResolve } from "../../layers/git/Transport.js"
 import { LOOPBACK } from "../support/DiskGit.js"
-import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
+import { workingCopy, type GitServer } from "../support/GitServer.js"
+import { useGitServer } from "../support/SyncServer.js"
 
 /** The native fetch (layers/git/Fetch.ts, UploadPack.ts, PackIndexer.ts), checked by git's own tools. */
 const run = promisify(execFile)
 let server: GitServer
 let root: string
-beforeAll(async () => {
-  server = await startGitServer()
-  root = await mkdtemp(join(tmpdir(), "lab-shallow-"))
+useGitServer("lab-shallow-", (started, scratch) => {
+  server = started
+  root = scratch
 })
-afterAll(async () => {
-  transport.close()
-  await server.close()
-  await rm(root, { recursive: true, force: true })
-})
+afterAll(() => transport.close())
 
 const bareRepo = async (name: string) => {
   const gitdir = join(root, `${name}.git`)

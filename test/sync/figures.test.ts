@@ -28,6 +28,7 @@ const TestLayer = Layer.mergeAll(
   Layer.provideMerge(Database.layer({ kind: "pglite", dataDir: undefined }))
 )
 
+/** A lab linked to a fresh in-memory repository, with that remote and the sync engine the tests drive. */
 const linkedLab = Effect.gen(function* () {
   const labs = yield* LabsRepo
   const sync = yield* SyncRepo
@@ -35,7 +36,7 @@ const linkedLab = Effect.gen(function* () {
   const lab = yield* Effect.orDie(labs.insert({ slug, name: slug, plan: "free" }))
   const url = `https://git.example.com/team/${slug}.git`
   yield* sync.saveLink({ labId: lab.id, repo: url, repoKey: repoKeyOf(url), defaultBranch: "main", autoPush: false, token: Option.none() })
-  return { labId: systemLab(lab.id), url }
+  return { labId: systemLab(lab.id), url, remotes: yield* GitMemory.InMemoryRemotes, engine: yield* SyncEngine }
 })
 
 /** What `git hash-object` prints for these bytes. */
@@ -55,10 +56,8 @@ const gitFigures = (labId: string) =>
 layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it) => {
   it.effect("a pull records images and PDFs with path, size, blob id and commit; text files stay files", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
       const files = yield* FilesRepo
-      const { labId, url } = yield* linkedLab
+      const { labId, url, remotes, engine } = yield* linkedLab
       const head = yield* remotes.pushFromOutside(url, "main", {
         "notes.md": "# notes\n",
         "figures/loss.png": png(1),
@@ -101,9 +100,7 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
 
   it.effect("an incremental pull updates a changed figure in place, removes a deleted one and leaves the rest", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const { labId, url } = yield* linkedLab
+      const { labId, url, remotes, engine } = yield* linkedLab
       const first = yield* remotes.pushFromOutside(url, "main", { "a.png": png(1), "b.pdf": PDF, "c.jpg": png(3), "x.md": "x" })
       yield* engine.pull(labId, Option.none(), false)
       const before = yield* gitFigures(labId)
@@ -130,10 +127,8 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
 
   it.effect("a pull that changes no figure writes no figure entry", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
       const activity = yield* ActivityRepo
-      const { labId, url } = yield* linkedLab
+      const { labId, url, remotes, engine } = yield* linkedLab
       yield* remotes.pushFromOutside(url, "main", { "a.png": png(1) })
       yield* engine.pull(labId, Option.none(), false)
       yield* remotes.pushFromOutside(url, "main", { "notes.md": "n" })
@@ -145,9 +140,7 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
 
   it.effect("a subtree pull reconciles the figures of that directory only", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
-      const { labId, url } = yield* linkedLab
+      const { labId, url, remotes, engine } = yield* linkedLab
       yield* remotes.pushFromOutside(url, "main", { "docs/a.png": png(1), "docs/b.png": png(2), "src/c.png": png(3) })
       yield* engine.pull(labId, Option.none(), false)
       yield* remotes.pushFromOutside(url, "main", { "docs/a.png": null, "src/c.png": null })
@@ -160,11 +153,9 @@ layer(TestLayer, { timeout: 60_000 })("figures recorded by the sync engine", (it
 
   it.effect("a first pull of a new repository forgets the figures of the old one; registered figures stay", () =>
     Effect.gen(function* () {
-      const remotes = yield* GitMemory.InMemoryRemotes
-      const engine = yield* SyncEngine
       const sync = yield* SyncRepo
       const figures = yield* FiguresRepo
-      const { labId, url } = yield* linkedLab
+      const { labId, url, remotes, engine } = yield* linkedLab
       yield* remotes.pushFromOutside(url, "main", { "old.png": png(1), "kept.png": png(2) })
       yield* engine.pull(labId, Option.none(), false)
       const now = new Date()

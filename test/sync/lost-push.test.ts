@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { httpSync } from "../support/HttpDriver.js"
+import { useFixture } from "../support/LabFixture.js"
 import { memorySync } from "../support/MemoryDriver.js"
 
 /**
@@ -9,10 +10,7 @@ import { memorySync } from "../support/MemoryDriver.js"
  */
 describe("a write whose push landed but whose answer was lost", () => {
   let sync: ReturnType<typeof memorySync>
-  beforeAll(() => {
-    sync = memorySync()
-  })
-  afterAll(() => sync.close())
+  useFixture(async () => memorySync(), (started) => (sync = started))
 
   const text = (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : Buffer.from(bytes).toString("utf8"))
 
@@ -43,10 +41,7 @@ describe("a write whose push landed but whose answer was lost", () => {
 
 describe("a write whose push landed but whose answer was lost, on a real git host", () => {
   let sync: Awaited<ReturnType<typeof httpSync>>
-  beforeAll(async () => {
-    sync = await httpSync()
-  }, 120_000)
-  afterAll(() => sync.close())
+  useFixture(httpSync, (started) => (sync = started), 120_000)
 
   it("an outside push that puts the file back as it was reaches the lab", { timeout: 120_000 }, async () => {
     const { driver } = await sync.newLab() // the repository has X.md "x0"

@@ -1,6 +1,7 @@
 import { FastCheck as fc } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { httpSync } from "../support/HttpDriver.js"
+import { useFixture } from "../support/LabFixture.js"
 import { memorySync } from "../support/MemoryDriver.js"
 import { play } from "../support/SyncModel.js"
 import { stepArbitrary } from "../support/SyncSteps.js"
@@ -17,10 +18,7 @@ const replayPath = process.env["SYNC_MODEL_PATH"]
 
 describe("model-based sync on in-memory git", () => {
   let sync: ReturnType<typeof memorySync>
-  beforeAll(() => {
-    sync = memorySync()
-  })
-  afterAll(() => sync.close())
+  useFixture(async () => memorySync(), (started) => (sync = started))
 
   it("every interleaving converges: acknowledged writes in the repository once each, the lab equal to it under the rules", { timeout: 600_000 }, async () => {
     console.log(`sync model (in-memory git): seed ${seed}, ${runs} runs; replay with SYNC_MODEL_SEED=${seed}`)
@@ -44,10 +42,7 @@ describe("model-based sync on in-memory git", () => {
 describe("model-based sync against the running server and a real git host", () => {
   const realRuns = Number(process.env["SYNC_MODEL_REAL_RUNS"] ?? 5)
   let sync: Awaited<ReturnType<typeof httpSync>>
-  beforeAll(async () => {
-    sync = await httpSync()
-  }, 120_000)
-  afterAll(() => sync.close())
+  useFixture(httpSync, (started) => (sync = started), 120_000)
 
   it("every interleaving converges over HTTP", { timeout: 600_000 }, async () => {
     console.log(`sync model (real git): seed ${seed}, ${realRuns} runs; replay with SYNC_MODEL_SEED=${seed}`)

@@ -10,7 +10,8 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { repoKeyOf, SyncStatus } from "../../src/sync/RepoLink.js"
 import { data, expectError, json } from "../support/http.js"
-import { startGitServer, workingCopy, type GitServer } from "../support/GitServer.js"
+import { startGitServer, type GitServer } from "../support/GitServer.js"
+import { repoWith } from "../support/SyncServer.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 import { put, sleep, until, userOf, type User } from "../support/SyncSupport.js"
 import { diskGit } from "../support/DiskGit.js"
@@ -36,15 +37,6 @@ afterAll(async () => {
   for (const dir of temp) await rm(dir, { recursive: true, force: true })
 })
 
-/** A repository on `host` with `files` in its first commit: its URL and that commit. */
-const repoWith = async (host: GitServer, name: string, files: Record<string, string>) => {
-  const url = await host.createRepo(name)
-  const wc = await workingCopy(url)
-  for (const [path, content] of Object.entries(files)) await put(wc.dir, path, content)
-  const head = await wc.commitAndPush("first")
-  return { url, head, wc }
-}
-
 /** PATCH /api/v1/sync as `as`: the raw response. */
 const patchLink = (as: User, body: Record<string, unknown>) => as.call("PATCH", "/api/v1/sync", body)
 const linked = async (response: Response) => {
@@ -60,15 +52,22 @@ const memberOf = async (slug: string) => {
   return userOf(server, created.key)
 }
 
+/** A lab of the operator linked to `repo` with `token`, synced to its first commit: its id and the link. */
+const labWithToken = async (slug: string, repo: { readonly url: string; readonly head: string }, token: string) => {
+  const labId = await admin.createLab(slug)
+  const link = await linked(await patchLink(admin, { labId, repo: repo.url, token }))
+  await admin.syncedTo(labId, repo.head)
+  return { labId, link }
+}
+
 const basic = (token: string) => `Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`
 
 describe("the stored token stays on its origin", { timeout: 90_000 }, () => {
   it("a member moving repo to another origin without a token drops it: that host never sees it", async () => {
     const a = await repoWith(hostA, "acme/private", { "README.md": "a\n" })
     const b = await repoWith(hostB, "evil/x", { "bait.md": "b\n" })
-    const labId = await admin.createLab("token-origin")
-    expect((await linked(await patchLink(admin, { labId, repo: a.url, token: "tok-A" }))).hasToken).toBe(true)
-    await admin.syncedTo(labId, a.head)
+    const { labId, link } = await labWithToken("token-origin", a, "tok-A")
+    expect(link.hasToken).toBe(true)
     expect(hostA.authorizations()).toContain(basic("tok-A"))
 
     const member = await memberOf("token-origin")
@@ -90,9 +89,7 @@ describe("the stored token stays on its origin", { timeout: 90_000 }, () => {
   it("keeps the token for another repository on the same origin (however the URL spells it)", async () => {
     const a = await repoWith(hostA, "acme/one", { "one.md": "1\n" })
     const a2 = await repoWith(hostA, "acme/two", { "two.md": "2\n" })
-    const labId = await admin.createLab("token-same-origin")
-    await linked(await patchLink(admin, { labId, repo: a.url, token: "tok-1" }))
-    await admin.syncedTo(labId, a.head)
+    const { labId } = await labWithToken("token-same-origin", a, "tok-1")
     const respelled = a2.url.replace("http://127.0.0.1", "HTTP://127.0.0.1")
     expect((await linked(await patchLink(admin, { labId, repo: respelled }))).hasToken).toBe(true)
     const seen = hostA.authorizations().length
@@ -103,9 +100,7 @@ describe("the stored token stays on its origin", { timeout: 90_000 }, () => {
   it("the sync never sends a token to another origin than the one it was given for, whatever the link says", async () => {
     const a = await repoWith(hostA, "acme/kept", { "README.md": "a\n" })
     const b = await repoWith(hostB, "evil/y", { "bait.md": "b\n" })
-    const labId = await admin.createLab("token-engine")
-    await linked(await patchLink(admin, { labId, repo: a.url, token: "tok-kept" }))
-    await admin.syncedTo(labId, a.head)
+    const { labId } = await labWithToken("token-engine", a, "tok-kept")
     // the link changed behind the API's back (an old backup restored, say): the token's origin is still A's
     await server.sql(
       (sql) => sql`UPDATE lab_repos SET repo = ${b.url}, repo_key = ${repoKeyOf(b.url)}, last_sync_sha = NULL WHERE lab_id = ${labId}`

@@ -6,13 +6,13 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { randomBytes } from "node:crypto"
-import pg from "pg"
 import * as Database from "../../layers/Database.js"
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
 import { repoKeyOf } from "../../src/sync/RepoLink.js"
 import { SyncRepo } from "../../src/sync/SyncRepo.js"
+import { postgresInFreshSchema } from "../support/PostgresSchema.js"
 
 const Repositories = Layer.mergeAll(LabsRepo.Default, SyncRepo.Default)
 
@@ -73,29 +73,9 @@ const contract = (name: string, database: Layer.Layer<SqlClient.SqlClient, unkno
 
 contract("SyncRepo on embedded PGlite (in memory)", Database.layer({ kind: "pglite", dataDir: undefined }))
 
-/** PostgreSQL in a fresh schema, reached through `search_path`, dropped with everything in it when the layer closes. */
-const postgresInFreshSchema = (url: string, schema: string): Layer.Layer<SqlClient.SqlClient, unknown> =>
-  Layer.unwrapScoped(
-    Effect.gen(function* () {
-      const admin = (statement: string) =>
-        Effect.tryPromise(async () => {
-          const client = new pg.Client({ connectionString: url })
-          await client.connect()
-          try {
-            await client.query(statement)
-          } finally {
-            await client.end()
-          }
-        })
-      yield* Effect.acquireRelease(admin(`CREATE SCHEMA "${schema}"`), () => Effect.orDie(admin(`DROP SCHEMA "${schema}" CASCADE`)))
-      const separator = url.includes("?") ? "&" : "?"
-      return Database.layer({ kind: "postgresql", url: Redacted.make(`${url}${separator}options=-c%20search_path%3D${schema}`) })
-    })
-  )
-
 const databaseUrl = process.env.DATABASE_URL
 
 describe.runIf(databaseUrl !== undefined && databaseUrl !== "")("PostgreSQL (DATABASE_URL)", () => {
   const schema = `test_${randomBytes(6).toString("hex")}`
-  contract(`SyncRepo on PostgreSQL, schema ${schema}`, postgresInFreshSchema(databaseUrl ?? "", schema))
+  contract(`SyncRepo on PostgreSQL, schema ${schema}`, postgresInFreshSchema(databaseUrl ?? "", schema, (url) => Database.layer({ kind: "postgresql", url })))
 })

@@ -6,10 +6,10 @@
 import { mkdir, rm, symlink, chmod } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { workingCopy, type GitServer } from "../support/GitServer.js"
+import type { GitServer } from "../support/GitServer.js"
 import type { TestServer } from "../support/TestServer.js"
 import { deliver, pushDelivery, put, userOf, type User } from "../support/SyncSupport.js"
-import { useSyncServer } from "../support/SyncServer.js"
+import { linkedLab as linkedLabOn, useSyncServer } from "../support/SyncServer.js"
 
 let git: GitServer
 let server: TestServer
@@ -21,16 +21,8 @@ useSyncServer("lab-sync-rules-", (stage) => {
 })
 
 /** A repository `owner/name` with a first commit, and a lab linked to it and synced. */
-const linkedLab = async (slug: string, fullName: string, first: Record<string, string>, autoPushOnEdit = false) => {
-  const url = await git.createRepo(fullName)
-  const wc = await workingCopy(url)
-  for (const [path, content] of Object.entries(first)) await put(wc.dir, path, content)
-  const c0 = await wc.commitAndPush("first")
-  const labId = await user.createLab(slug)
-  await user.link(labId, url, autoPushOnEdit)
-  await user.syncedTo(labId, c0)
-  return { url, wc, labId, c0 }
-}
+const linkedLab = (slug: string, fullName: string, first: Record<string, string>, autoPushOnEdit = false) =>
+  linkedLabOn(git, user, { slug, name: fullName, files: first, autoPushOnEdit })
 
 const MiB = 1_048_576
 const PNG = Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01])

@@ -5,11 +5,11 @@
  */
 import { createHmac } from "node:crypto"
 import { describe, expect, it } from "vitest"
-import { workingCopy, type GitServer } from "../support/GitServer.js"
+import type { GitServer } from "../support/GitServer.js"
 import { expectError } from "../support/http.js"
 import type { TestServer } from "../support/TestServer.js"
 import { deliver, HOSTS, pushDelivery, put, SETTLE_MS, sleep, userOf, webhookAnswer, type User } from "../support/SyncSupport.js"
-import { useSyncServer } from "../support/SyncServer.js"
+import { linkedLab as linkedLabOn, useSyncServer } from "../support/SyncServer.js"
 
 let git: GitServer
 let server: TestServer
@@ -20,16 +20,8 @@ useSyncServer("lab-sync-hooks-", (stage) => {
   user = userOf(server, server.adminKey)
 })
 
-const linkedLab = async (slug: string, fullName: string) => {
-  const url = await git.createRepo(fullName)
-  const wc = await workingCopy(url)
-  await put(wc.dir, "README.md", `# ${fullName}\n`)
-  const c0 = await wc.commitAndPush("first")
-  const labId = await user.createLab(slug)
-  await user.link(labId, url, false)
-  await user.syncedTo(labId, c0)
-  return { url, wc, labId, c0 }
-}
+const linkedLab = (slug: string, fullName: string) =>
+  linkedLabOn(git, user, { slug, name: fullName, files: { "README.md": `# ${fullName}\n` }, autoPushOnEdit: false })
 
 const hmac = (secret: string, body: string) => createHmac("sha256", secret).update(body).digest("hex")
 
