@@ -9,9 +9,9 @@ import { pageQuery, type PageQuery } from "./Pagination.js"
  * list → a page), `reading` / `writing` (a body run under the checked lab → one value), and the CRUD shorthands
  * `created`, `fetched`, `updated`, `removed` built on them.
  */
-type Lab = Pick<LabRequests, "read" | "write">
+export type Lab = Pick<LabRequests, "read" | "write">
 
-interface ListParams {
+export interface ListParams {
   readonly labId: string
   readonly limit?: number | undefined
   readonly cursor?: string | undefined
