@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { writing } from "../http/LabHandlers.js"
+import { updated } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
 import { labRoutes } from "../http/LabRoutes.js"
 import { Chats } from "./Chats.js"
@@ -11,11 +11,7 @@ export const ChatsHttp = HttpApiBuilder.group(Api, "chats", (handlers) =>
     const lab = yield* LabRequests
     const chats = yield* Chats
     return labRoutes(handlers, lab, chats)
-      .handle("addMessage", ({ path, payload: { labId, ...input } }) =>
-        writing(lab, labId, (scope) => chats.addMessage(scope.labId, path.id, input, scope.actor))
-      )
-      .handle("promote", ({ path, payload: { labId, ...input } }) =>
-        writing(lab, labId, (scope) => chats.promote(scope.labId, path.id, input, scope.actor))
-      )
+      .handle("addMessage", ({ path, payload }) => updated(lab, path.id, payload, chats.addMessage))
+      .handle("promote", ({ path, payload }) => updated(lab, path.id, payload, chats.promote))
   })
 )

@@ -1,7 +1,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { writing } from "../http/LabHandlers.js"
+import { updated, writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
 import { labRoutes } from "../http/LabRoutes.js"
 import { Projects } from "./Projects.js"
@@ -11,9 +11,7 @@ export const ProjectsHttp = HttpApiBuilder.group(Api, "projects", (handlers) =>
     const lab = yield* LabRequests
     const projects = yield* Projects
     return labRoutes(handlers, lab, projects)
-      .handle("addItem", ({ path, payload: { labId, ...input } }) =>
-        writing(lab, labId, (scope) => projects.addItem(scope.labId, path.id, input, scope.actor))
-      )
+      .handle("addItem", ({ path, payload }) => updated(lab, path.id, payload, projects.addItem))
       .handle("removeItem", ({ path, urlParams }) =>
         writing(lab, urlParams.labId, (scope) => projects.removeItem(scope.labId, path.id, path.itemId, scope.actor))
       )
