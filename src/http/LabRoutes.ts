@@ -20,7 +20,8 @@ const routes: ReadonlyArray<Route> = ["list", "create", "get", "update", "delete
 
 type Endpoint<Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, R extends Route> =
   HttpApiEndpoint.HttpApiEndpoint.WithName<Endpoints, R>
-type Standard<Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any> = Route & HttpApiEndpoint.HttpApiEndpoint.Name<Endpoints>
+type Standard<Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any> = Route &
+  HttpApiEndpoint.HttpApiEndpoint.Name<Endpoints>
 type MethodName<R extends Route> = R extends "delete" ? "remove" : R
 
 /** What the route sends inside the envelope's `data`: one item, or for a list, the array of items. */
@@ -34,7 +35,10 @@ type Input<Ep extends HttpApiEndpoint.HttpApiEndpoint.Any> = Omit<HttpApiEndpoin
 type Filter<Ep extends HttpApiEndpoint.HttpApiEndpoint.Any> = PageQuery &
   Omit<HttpApiEndpoint.HttpApiEndpoint.UrlParams<Ep>, keyof ListParams>
 
-/** The failures a method may have: what the route (or its group) declares, and each domain error `AsHttp` sends as one of those. */
+/**
+ * The failures a method may have: what the route (or its group, or the api) declares, and each domain error that
+ * `AsHttp` sends as one of those.
+ */
 type Failure<Ep extends HttpApiEndpoint.HttpApiEndpoint.Any, E> =
   | Declared<Ep, E>
   | (NotFound extends Declared<Ep, E> ? NotFoundInLab : never)
@@ -46,7 +50,8 @@ type Method<R extends Route, Ep extends HttpApiEndpoint.HttpApiEndpoint.Any, E> 
   ? (labId: LabId, query: Filter<Ep>) => Effect.Effect<Page<Item<Ep>>, Failure<Ep, E>>
   : R extends "create" ? (labId: LabId, input: Input<Ep>, actor: string) => Effect.Effect<Data<Ep>, Failure<Ep, E>>
   : R extends "get" ? (labId: LabId, id: Id<Ep>) => Effect.Effect<Data<Ep>, Failure<Ep, E>>
-  : R extends "update" ? (labId: LabId, id: Id<Ep>, patch: Input<Ep>, actor: string) => Effect.Effect<Data<Ep>, Failure<Ep, E>>
+  : R extends "update"
+    ? (labId: LabId, id: Id<Ep>, patch: Input<Ep>, actor: string) => Effect.Effect<Data<Ep>, Failure<Ep, E>>
   : (labId: LabId, id: Id<Ep>, actor: string) => Effect.Effect<Data<Ep>, Failure<Ep, E>>
 
 /** The methods a service needs for the standard routes left in `Endpoints`, each typed by its route. */
@@ -54,7 +59,7 @@ export type LabService<Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any, E>
   readonly [R in Standard<Endpoints> as MethodName<R>]: Method<R, Endpoint<Endpoints, R>, E>
 }
 
-/** What the group has left to handle, and needs, once `labRoutes` handled its standard routes (as `handle` would type it). */
+/** The handlers once `labRoutes` handled the standard routes: the rest left to handle, typed as `handle` would. */
 type Registered<E, Provides, R, Endpoints extends HttpApiEndpoint.HttpApiEndpoint.Any> = HttpApiBuilder.Handlers<
   E,
   Provides,

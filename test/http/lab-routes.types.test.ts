@@ -15,17 +15,26 @@ import type { LabId } from "../../src/labs/LabId.js"
  * `@ts-expect-error` fails the typecheck the day a mismatched service is accepted. The groups are only built, never served.
  */
 
+const conflict = new StateConflict({ resource: "dataset", id: "x", problem: "in use" })
+const missing = new NotFoundInLab({ resource: "dataset", id: "x" })
+
 const datasetRoutes = HttpApiBuilder.group(Api, "datasets", (handlers) =>
   Effect.map(Effect.all([LabRequests, Datasets]), ([lab, datasets]) => {
     // an id the route does not deliver (the path gives a DatasetId)
     // @ts-expect-error get takes a number
     labRoutes(handlers, lab, { ...datasets, get: (_labId: LabId, _id: number) => Effect.die("unused") })
+    // an input the payload does not give (the name is a string)
+    // @ts-expect-error create takes a numeric name
+    labRoutes(handlers, lab, { ...datasets, create: (_labId: LabId, _input: { readonly name: number }) => Effect.die("unused") })
+    // the payload's own labId (an unchecked lab ref) never reaches the service
+    // @ts-expect-error create reads labId from its input
+    labRoutes(handlers, lab, { ...datasets, create: (_labId: LabId, _input: { readonly labId: string }) => Effect.die("unused") })
     // a value the route's success schema does not take
     // @ts-expect-error get answers something that is no Dataset
     labRoutes(handlers, lab, { ...datasets, get: (_labId: LabId, _id: string) => Effect.succeed({ nope: true }) })
     // a domain error whose envelope (409) the get route does not declare
     // @ts-expect-error get may fail with StateConflict
-    labRoutes(handlers, lab, { ...datasets, get: (_labId: LabId, _id: string) => Effect.fail(new StateConflict({ resource: "dataset", id: "x", problem: "x" })) })
+    labRoutes(handlers, lab, { ...datasets, get: (_labId: LabId, _id: string) => Effect.fail(conflict) })
     // an error that is no domain error and not declared at all
     // @ts-expect-error get may fail with a plain Error
     labRoutes(handlers, lab, { ...datasets, get: (_labId: LabId, _id: string) => Effect.fail(new Error("x")) })
@@ -33,7 +42,7 @@ const datasetRoutes = HttpApiBuilder.group(Api, "datasets", (handlers) =>
     // @ts-expect-error no remove for the delete route
     labRoutes(handlers, lab, { list: datasets.list, create: datasets.create, get: datasets.get, update: datasets.update })
     // a domain error the route declares as its envelope (404) is fine
-    labRoutes(handlers, lab, { ...datasets, get: (_labId: LabId, id: string) => Effect.fail(new NotFoundInLab({ resource: "dataset", id })) })
+    labRoutes(handlers, lab, { ...datasets, get: (_labId: LabId, _id: string) => Effect.fail(missing) })
     return labRoutes(handlers, lab, datasets)
   })
 )
