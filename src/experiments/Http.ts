@@ -3,8 +3,9 @@ import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"
 import { ValidationError } from "../http/Errors.js"
-import { created, fetched, listed, writing } from "../http/LabHandlers.js"
+import { created, listed, writing } from "../http/LabHandlers.js"
 import { type LabScope, LabRequests } from "../http/LabRequests.js"
+import { labRoutes } from "../http/LabRoutes.js"
 import { pageQuery, pageQueryWith } from "../http/Pagination.js"
 import { Experiment, type ExperimentId, Queue, type QueueRequest } from "./Experiment.js"
 import { ExperimentCosts } from "./ExperimentCosts.js"
@@ -65,13 +66,7 @@ export const ExperimentsHttp = HttpApiBuilder.group(Api, "experiments", (handler
       ({ path, payload }: { readonly path: { readonly id: ExperimentId }; readonly payload: { readonly labId: string; readonly reason?: string | undefined } }) =>
         writing(lab, payload.labId, (scope) => experiments.finish(scope.labId, path.id, to, payload.reason, scope.actor))
 
-    return handlers
-      .handle("list", ({ urlParams }) => listed(lab, urlParams, experiments.list))
-      .handle("create", ({ payload }) => created(lab, payload, experiments.create))
-      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, experiments.get))
-      .handle("update", ({ path, payload: { labId, ...input } }) =>
-        writing(lab, labId, (scope) => experiments.update(scope.labId, path.id, input, scope.actor))
-      )
+    return labRoutes(handlers, lab, experiments)
       .handle("cancel", finish("cancelled"))
       .handle("complete", finish("completed"))
       .handle("fail", finish("failed"))

@@ -9,9 +9,9 @@ import { pageQuery, type PageQuery } from "./Pagination.js"
  * list → a page), `reading` / `writing` (a body run under the checked lab → one value), and the CRUD shorthands
  * `created`, `fetched`, `updated`, `removed` built on them.
  */
-type Lab = Pick<LabRequests, "read" | "write">
+export type Lab = Pick<LabRequests, "read" | "write">
 
-interface ListParams {
+export interface ListParams {
   readonly labId: string
   readonly limit?: number | undefined
   readonly cursor?: string | undefined
@@ -46,7 +46,10 @@ export const created = <P extends { readonly labId: string }, A, E, R>(
 export const fetched = <I, A, E, R>(lab: Lab, labRef: string, id: I, get: (labId: LabId, id: I) => Effect.Effect<A, E, R>) =>
   reading(lab, labRef, (scope) => get(scope.labId, id))
 
-/** `update(labId, id, patch, actor)` with the payload less its labId. */
+/**
+ * `update(labId, id, patch, actor)` with the payload less its labId: any write on one item by its id and a body
+ * (a chat's new message too).
+ */
 export const updated = <I, P extends { readonly labId: string }, A, E, R>(
   lab: Lab,
   id: I,

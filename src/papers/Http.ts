@@ -2,8 +2,9 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Either, Schema } from "effect"
 import { Api } from "../Api.js"
 import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"
-import { created, fetched, listed, removed, updated, writing } from "../http/LabHandlers.js"
+import { writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
+import { labRoutes } from "../http/LabRoutes.js"
 import { cursorFromString, pageQueryWith } from "../http/Pagination.js"
 import { Paper } from "./Paper.js"
 import { Papers } from "./Papers.js"
@@ -19,12 +20,7 @@ export const PapersHttp = HttpApiBuilder.group(Api, "papers", (handlers) =>
   Effect.gen(function* () {
     const lab = yield* LabRequests
     const papers = yield* Papers
-    return handlers
-      .handle("list", ({ urlParams }) => listed(lab, urlParams, papers.list))
-      .handle("create", ({ payload }) => created(lab, payload, papers.create))
-      .handle("get", ({ path, urlParams }) => fetched(lab, urlParams.labId, path.id, papers.get))
-      .handle("update", ({ path, payload }) => updated(lab, path.id, payload, papers.update))
-      .handle("delete", ({ path, urlParams }) => removed(lab, urlParams.labId, path.id, papers.remove))
+    return labRoutes(handlers, lab, papers)
       .handle("versions", ({ path, urlParams: { labId, ...page } }) =>
         lab.read(labId, (scope) =>
           Effect.gen(function* () {
