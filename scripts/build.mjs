@@ -1,0 +1,16 @@
+// `npm run build`: src/ and layers/ compiled to dist/ (tsconfig.build.json), the worker scripts copied beside them.
+import { spawnSync } from "node:child_process"
+import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { createRequire } from "node:module"
+import { fileURLToPath } from "node:url"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..")
+const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
+const compiled = spawnSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json")], { cwd: root, stdio: "inherit" })
+if (compiled.status !== 0) process.exit(compiled.status ?? 1)
+mkdirSync(join(root, "dist", "layers"), { recursive: true })
+for (const name of readdirSync(join(root, "layers")).filter((n) => n.endsWith(".mjs"))) {
+  copyFileSync(join(root, "layers", name), join(root, "dist", "layers", name))
+}
+writeFileSync(join(root, "dist", ".built"), `${new Date().toISOString()}\n`)
