@@ -25,6 +25,7 @@ import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
 import * as GitMemory from "./git/GitMemory.js"
 import * as NodeServer from "./NodeServer.js"
+import * as Tracing from "./Tracing.js"
 import type { Git } from "../src/sync/Git.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
 import { Readiness } from "../src/status/Readiness.js"
@@ -63,6 +64,8 @@ export interface AppSettings {
   readonly pods: { readonly command: ReadonlyArray<string>; readonly stopGraceMillis?: number }
   /** How a stop goes (README "Operating"); DEFAULT_STOP when absent. */
   readonly stop?: StopSettings
+  /** Where spans and metrics go over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT); none when absent. */
+  readonly tracing?: Option.Option<Tracing.Exporter>
 }
 
 const gitLayer = (git: AppSettings["git"]): Layer.Layer<Git> =>
@@ -128,9 +131,16 @@ export const server = (settings: AppSettings) => {
     ),
     // the database is open and migrated before the port opens: no request waits on start-up
     Layer.provideMerge(environment(settings)),
-    // no tracer is configured: do not pay for spans on every request and statement, nor for the server's
-    // request span (annotating it parses every request's URL and copies its headers, span or no span)
-    Layer.provide(Layer.setTracerEnabled(false)),
-    Layer.provide(Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true))
+    Layer.provide(tracing(settings.tracing))
   )
 }
+
+/**
+ * Spans exported over OTLP when an exporter is configured (layers/Tracing.ts). Without one, no spans at all: do not
+ * pay for one on every request and statement, nor for the server's request span (annotating it parses every
+ * request's URL and copies its headers, span or no span).
+ */
+const tracing = (exporter: Option.Option<Tracing.Exporter> | undefined) =>
+  exporter !== undefined && Option.isSome(exporter)
+    ? Tracing.layer(exporter.value)
+    : Layer.merge(Layer.setTracerEnabled(false), Layer.locallyScoped(HttpMiddleware.currentTracerDisabledWhen, () => true))

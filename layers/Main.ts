@@ -4,6 +4,7 @@ import { join, resolve } from "node:path"
 import * as App from "./App.js"
 import * as Bootstrap from "./Bootstrap.js"
 import { AppConfig } from "./Config.js"
+import * as Tracing from "./Tracing.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
 
 /**
@@ -34,6 +35,7 @@ const privateDataDir = (dataDir: string) =>
 export const MainLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
+    const tracing = yield* Tracing.TracingSettings
     const dataDir = resolve(config.dataDir)
     if (yield* privateDataDir(dataDir)) yield* Effect.logWarning(`DATA_DIR ${dataDir} was open to other users: now 0700`)
     const admin = yield* Bootstrap.adminKey(dataDir, config.adminApiKey)
@@ -73,6 +75,7 @@ export const MainLive = Layer.unwrapEffect(
       quotas: config.quotas,
       webhookFailuresPerMinute: config.webhookFailuresPerMinute,
       stop: config.stop,
+      tracing,
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000, ...config.git },
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }

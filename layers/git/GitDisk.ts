@@ -143,6 +143,14 @@ class DiskStores {
  * isomorphic-git, for what remains (an unusual tree's diff), sees the packs only
  * through that reader (StoreFs.ts).
  */
+const hostOf = (url: string) => {
+  try {
+    return new URL(url).host
+  } catch {
+    return ""
+  }
+}
+
 export const layer = (options: GitDiskOptions) =>
   Layer.scoped(
     Git,
@@ -150,13 +158,16 @@ export const layer = (options: GitDiskOptions) =>
       const transport = makeTransport({ allowed: options.allowedHosts ?? NO_EXCEPTIONS, resolve: options.resolve ?? systemResolve })
       yield* Effect.addFinalizer(() => Effect.sync(transport.close))
       const stores = new DiskStores(options, transport)
+      // a span per network call (when traces are exported): the lab and the host, never the URL's path or a token
+      const traced = <A, E>(name: string, labId: string, remote: GitRemote, effect: Effect.Effect<A, E>) =>
+        Effect.withSpan(effect, name, { attributes: { "lab.id": labId, "git.host": hostOf(remote.url) } })
       return Git.of({
-        fetch: stores.fetchHead,
+        fetch: (labId, remote) => traced("git.fetch", labId, remote, stores.fetchHead(labId, remote)),
         diff: (labId, from, to, prefix) => Iso.diff(stores.repo(labId), from, to, prefix),
         readBlob: (labId, oid, maxBytes) => Iso.readBlob(stores.repo(labId), oid, maxBytes),
         commitAll: (labId, parent, changes) => Effect.zipRight(stores.ensure(labId), stores.commits.commitAll(labId, parent, changes)),
-        push: stores.commits.push,
-        reaches: stores.commits.reaches,
+        push: (labId, remote, commit, expected) => traced("git.push", labId, remote, stores.commits.push(labId, remote, commit, expected)),
+        reaches: (labId, remote, tip, commit) => traced("git.reaches", labId, remote, stores.commits.reaches(labId, remote, tip, commit)),
         checkRemote: (url) =>
           Effect.flatMap(
             Effect.promise(() => transport.check(new URL(url))),

@@ -216,9 +216,11 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const webhook = url.startsWith(WEBHOOKS)
         const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook }
         if (PROBES.has(url)) return probe(incoming)
-        const answered = observed({ requestId, method: request.method, route: routes.templateOf(request.method, url) })
+        const route = routes.templateOf(request.method, url)
+        const answered = observed({ requestId, method: request.method, route })
 
-        return answered(Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
+        // the request's span (when traces are exported) names the request id the answer and the log carry
+        return answered(Effect.zipRight(Effect.annotateCurrentSpan({ "request.id": requestId, "http.route": route }), Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
           const principal = Either.isRight(identified) ? identified.right : Option.none<Principal>()
           if (Option.isNone(principal)) {
             const address = Option.getOrElse(request.remoteAddress, () => "unknown")
@@ -228,7 +230,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           return Effect.flatMap(withConnectionRetry(limitsOf(principal.value)), (limits) =>
             Effect.flatMap(rateLimits.consume(principal.value.id, limits), (decision) => serve(incoming, identified, decision))
           )
-        }))
+        })))
       }).pipe(
         Effect.catchAllCause((cause) => {
           if (Cause.isInterruptedOnly(cause)) return Effect.interrupt

@@ -36,7 +36,7 @@ const observed = <A, E, R>(
     const line = Effect.annotateLogs({ lab: labId, ...fields, duration_ms: millis })
     yield* idle ? Effect.logDebug(kind).pipe(line) : Effect.logInfo(kind).pipe(line)
     return result
-  })
+  }).pipe(Effect.withSpan(`sync.${kind}`, { attributes: { "lab.id": labId } }))
 
 export const observedPull = <E, R>(labId: LabId, job: Effect.Effect<SyncResult, E, R>) =>
   observed("pull", labId, job, (r) =>
