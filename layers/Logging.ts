@@ -1,15 +1,35 @@
-import { Config, Layer, Logger, LogLevel } from "effect"
+import { Config, ConfigError, Either, Layer, Logger, LogLevel } from "effect"
 
 /**
  * LOG_FORMAT: `json` (one object a line: what a log shipper reads), `pretty` (for a person at a terminal) or
  * `logfmt`; by default `pretty` when standard output is a terminal and `json` otherwise, as in production.
- * LOG_LEVEL: `debug`, `info` (default: a line per request, per pull and per push that changed something), `warning`, `error`.
+ * LOG_LEVEL: `trace`, `debug`, `info` (default: a line per request, per pull and per push that changed something),
+ * `warn` (or `warning`), `error`, `fatal`, `none`; in any case.
  */
+const LEVELS: Readonly<Record<string, LogLevel.LogLevel>> = {
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warn: LogLevel.Warning,
+  warning: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
 export const LogSettings = Config.all({
   format: Config.literal("json", "pretty", "logfmt")("LOG_FORMAT").pipe(
     Config.withDefault(process.stdout.isTTY ? ("pretty" as const) : ("json" as const))
   ),
-  level: Config.logLevel("LOG_LEVEL").pipe(Config.withDefault(LogLevel.Info))
+  level: Config.string("LOG_LEVEL").pipe(
+    Config.withDefault("info"),
+    Config.mapOrFail((text) => {
+      const level = LEVELS[text.trim().toLowerCase()]
+      return level === undefined
+        ? Either.left(ConfigError.InvalidData(["LOG_LEVEL"], `must be one of ${Object.keys(LEVELS).join(", ")}`))
+        : Either.right(level)
+    })
+  )
 })
 export type LogSettings = Config.Config.Success<typeof LogSettings>
 

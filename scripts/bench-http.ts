@@ -35,13 +35,13 @@ import {
   killGroup,
   makeHousekeeping,
   redactUrl,
-  startNodeFlags,
+  startCommand,
   waitForStatus
 } from "./bench/Util.js"
 import { percentile, table } from "./bench/Report.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const NODE_FLAGS = startNodeFlags(ROOT)
+const START = startCommand(ROOT)
 const DEFAULT_PG_URL = "postgres://postgres@127.0.0.1:5432/test"
 
 const envSeconds = (name: string, fallback: number): number => {
@@ -121,12 +121,13 @@ interface Server {
 }
 
 /**
- * `node <npm start's flags> [extra flags] --import tsx <entry>`: the service as deployed, the bare server alike,
+ * `node <npm start's flags> [extra flags] <entry>`: the service as deployed (npm start's entry), the bare server
+ * alike (through tsx),
  * listening on 127.0.0.1:`port` with `settings` on top of the parent's neutral environment.
  */
 const spawnServer = (name: string, args: ReadonlyArray<string>, settings: NodeJS.ProcessEnv, port: number, logPath: string): Server => {
   const log = openSync(logPath, "a")
-  const child = spawn(process.execPath, [...NODE_FLAGS, ...args.slice(0, -1), "--import", "tsx", ...args.slice(-1)], {
+  const child = spawn(process.execPath, [...START.flags, ...args], {
     cwd: ROOT,
     env: { ...baseEnv(), PORT: String(port), HOST: "127.0.0.1", ...settings },
     stdio: ["ignore", log, log],
@@ -349,7 +350,7 @@ const benchDatabase = async (
   const profileDir = CPU_PROF_DIR ? join(CPU_PROF_DIR, `service-${db}`) : undefined
   if (profileDir) mkdirSync(profileDir, { recursive: true })
   const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []
-  const service = spawnServer("service", [...profileArgs, "src/main.ts"], serviceEnv, servicePort, join(workDir, `service-${db}.log`))
+  const service = spawnServer("service", [...profileArgs, ...START.entry], serviceEnv, servicePort, join(workDir, `service-${db}.log`))
   let started = Date.now()
   await waitReady(service)
   const serviceStart = (Date.now() - started) / 1000
@@ -372,7 +373,7 @@ const benchDatabase = async (
     BENCH_TOKEN: adminKey,
     ...(databaseUrl ? { BARE_DATABASE_URL: databaseUrl } : { BARE_PGLITE_DIR: join(dataDir, "pglite") })
   }
-  const bare = spawnServer("bare server", ["scripts/bench/bare-server.ts"], bareEnv, barePort, join(workDir, `bare-${db}.log`))
+  const bare = spawnServer("bare server", ["--import", "tsx", "scripts/bench/bare-server.ts"], bareEnv, barePort, join(workDir, `bare-${db}.log`))
   await waitReady(bare)
   checkSamePage(servicePage, await firstPage(bare, adminKey, labId))
   console.log(`[${db}] bare server ready; its first page is the service's (same tasks, cursor and has_more)`)
@@ -492,7 +493,7 @@ const main = async () => {
   const adminKey = `bench_admin_${randomBytes(18).toString("hex")}`
   const started = Date.now()
   console.log(
-    `HTTP bench: service (npm start: node ${NODE_FLAGS.join(" ")} --import tsx src/main.ts) vs bare node:http` +
+    `HTTP bench: service (npm start: node ${[...START.flags, ...START.entry].join(" ")}) vs bare node:http` +
       ` (scripts/bench/bare-server.ts, same node flags), ${CONNECTIONS.join(" and ")} connections,` +
       ` ${WARMUP_SECONDS} s warm-up + ${MEASURE_SECONDS} s per point.` +
       ` Authenticated with the admin key; admin rate limits set to ${HUGE_LIMIT}/minute and /day so they never bind.`

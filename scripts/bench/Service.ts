@@ -1,13 +1,13 @@
 /**
- * The service under benchmark, in a child process of its own as `npm start` runs it
- * (`node <flags> --import tsx src/main.ts`), so its pid is the server's; its memory read from /proc;
+ * The service under benchmark, in a child process of its own as `npm start` runs it (the compiled service,
+ * built first when needed), so its pid is the server's; its memory read from /proc;
  * a fresh PostgreSQL schema per run when DATABASE_URL is set.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, openSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Schema } from "effect"
-import { baseEnv, createSchema, freePort, type makeHousekeeping, startNodeFlags, waitForStatus } from "./Util.js"
+import { baseEnv, createSchema, freePort, type makeHousekeeping, startCommand, waitForStatus } from "./Util.js"
 
 export interface Service {
   readonly child: ChildProcess
@@ -54,7 +54,8 @@ export const serviceRunner = (
     // one directory per label: node names the files itself, one per thread (the main one and tsx's loader)
     const profile = options.cpuProfDir ? ["--cpu-prof", `--cpu-prof-dir=${join(options.cpuProfDir, `service-${label}`)}`] : []
     const log = openSync(logPath, "a")
-    const child = spawn(process.execPath, [...startNodeFlags(root), ...profile, "--import", "tsx", "src/main.ts"], {
+    const { flags, entry } = startCommand(root)
+    const child = spawn(process.execPath, [...flags, ...profile, ...entry], {
       cwd: root,
       env,
       stdio: ["ignore", log, log],

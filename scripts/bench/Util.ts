@@ -177,16 +177,16 @@ export const makeHousekeeping = (what: string) => {
 }
 
 /**
- * Node's flags of the deployment's command (package.json's `start`: `node <flags> --import tsx src/main.ts`),
- * so a benchmark runs the service as `npm start` does, and the bare servers with the same flags.
+ * The deployment's command (package.json's `start`): node's flags, then its entry (`scripts/start.mjs`, the
+ * compiled service; `--import tsx src/main.ts` in a checkout from before the build), so a benchmark runs the
+ * service as `npm start` does, and the bare servers with the same flags.
  */
-export const startNodeFlags = (root: string): ReadonlyArray<string> => {
+export const startCommand = (root: string): { readonly flags: ReadonlyArray<string>; readonly entry: ReadonlyArray<string> } => {
   const Scripts = Schema.Struct({ scripts: Schema.Struct({ start: Schema.String }) })
   const { scripts } = Schema.decodeUnknownSync(Schema.parseJson(Scripts))(readFileSync(join(root, "package.json"), "utf8"))
   const words = scripts.start.trim().split(/\s+/)
-  const importAt = words.indexOf("--import")
-  if (words[0] !== "node" || importAt === -1 || words[importAt + 1] !== "tsx") {
-    throw new Error(`package.json's start is not "node <flags> --import tsx <entry>": ${scripts.start}`)
-  }
-  return words.slice(1, importAt)
+  // the flags end where the entry begins: `--import tsx src/main.ts` (before the build) or `scripts/start.mjs`
+  const entryAt = words.findIndex((word, i) => i > 0 && (word === "--import" || !word.startsWith("-")))
+  if (words[0] !== "node" || entryAt === -1) throw new Error(`package.json's start is not "node <flags> <entry>": ${scripts.start}`)
+  return { flags: words.slice(1, entryAt), entry: words.slice(entryAt) }
 }
