@@ -4,7 +4,9 @@ import { PoolStats } from "../src/observability/PoolStats.js"
 import { trackingWrites } from "../src/db/ConnectionLoss.js"
 import { runMigrations } from "../src/db/Migrator.js"
 import { DatabaseKind } from "../src/db/DatabaseKind.js"
+import * as LabLocks from "../src/sync/LabLocks.js"
 import * as PgDatabase from "./PgDatabase.js"
+import * as PgLabLocks from "./PgLabLocks.js"
 import * as PgliteClient from "./PgliteClient.js"
 
 export type DatabaseSettings =
@@ -26,11 +28,17 @@ const tracked = <E>(client: Layer.Layer<Client, E>) =>
 
 const withMigrations = <E>(client: Layer.Layer<Client, E>) => Layer.effectDiscard(runMigrations).pipe(Layer.provideMerge(tracked(client)))
 
-/** SqlClient on PostgreSQL or embedded PGlite, migrated before anything uses it. */
+/**
+ * SqlClient on PostgreSQL or embedded PGlite, migrated before anything uses it; with the labs' sync locks that
+ * fit it (replicas share PostgreSQL; the embedded database is one process's).
+ */
 export const layer = (settings: DatabaseSettings) =>
   Layer.merge(
     settings.kind === "postgresql"
-      ? withMigrations(PgDatabase.layer(settings.url))
-      : withMigrations(Layer.merge(PgliteClient.layer(settings.dataDir), Layer.succeed(PoolStats, () => Option.none()))),
+      ? PgLabLocks.layer.pipe(Layer.provideMerge(withMigrations(PgDatabase.layer(settings.url))))
+      : Layer.merge(
+          withMigrations(Layer.merge(PgliteClient.layer(settings.dataDir), Layer.succeed(PoolStats, () => Option.none()))),
+          LabLocks.singleProcess
+        ),
     Layer.succeed(DatabaseKind, settings.kind)
   )

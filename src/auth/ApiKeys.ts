@@ -11,8 +11,11 @@ import { ApiKeysRepo } from "./ApiKeysRepo.js"
 import { covers, isAdmin, parseScope, type Principal } from "./Principal.js"
 import { newApiKeySecret, sha256Hex } from "./Secrets.js"
 
-/** How long a verified key is trusted without asking the database again. */
-const CACHE_TTL = Duration.seconds(5)
+/**
+ * How long a verified key is trusted without asking the database again: a revocation on another replica shows here
+ * within this (a busy key costs each replica one lookup a second).
+ */
+const CACHE_TTL = Duration.seconds(1)
 /** Keys remembered at most (the least recently used go first): unknown secrets are remembered too. */
 const CACHE_CAPACITY = 10_000
 

@@ -80,5 +80,15 @@ export const outboxQueries = (sql: SqlClient.SqlClient) => {
       return { count, newest: rows }
     }).pipe(Effect.orDie)
 
-  return { enqueue, pending, pendingCount, pendingPaths, markPushing, clearPushing, done, noteAttempt, setAside, setAsideOf }
+  /** Labs with writes older than `seconds` still to push (a replica died with them queued, say). */
+  const labsWaiting = (seconds: number) =>
+    Effect.map(
+      Effect.orDie(
+        sql<{ labId: string }>`SELECT DISTINCT lab_id FROM outbox
+          WHERE set_aside_at IS NULL AND created_at < now() - make_interval(secs => ${seconds})`
+      ),
+      (rows) => rows.map((r) => r.labId)
+    )
+
+  return { enqueue, pending, pendingCount, pendingPaths, markPushing, clearPushing, done, noteAttempt, setAside, setAsideOf, labsWaiting }
 }

@@ -1,6 +1,7 @@
 import { Cause, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule, Scheduler } from "effect"
 import { ServiceUnavailable } from "../http/Errors.js"
-import type { GitError } from "./Git.js"
+import { GitError } from "./Git.js"
+import { LabLocks } from "./LabLocks.js"
 import type { SyncResult } from "./RepoLink.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
 import { SyncEngine } from "./SyncEngine.js"
@@ -67,6 +68,7 @@ const stopped = () => new ServiceUnavailable({ message: "the service is stopping
 /** The supervisor's state, which its operations below share. */
 interface Supervision {
   readonly engine: SyncEngine
+  readonly locks: LabLocks["Type"]
   readonly repo: SyncRepo
   readonly jobs: Effect.Semaphore
   readonly labs: Map<LabId, Lab>
@@ -111,7 +113,12 @@ const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted) =>
     for (const w of wanted.waiters) {
       if (Option.isSome(w.subPath)) yield* Deferred.complete(w.done, s.engine.pull(labId, w.subPath, true))
     }
-  }).pipe(lab.lock.withPermits(1), s.jobs.withPermits(1))
+  }).pipe(
+    (job) => s.locks.exclusive(labId, job),
+    Effect.catchTag("LockUnavailable", (e) => Effect.fail(new GitError({ message: e.message }))),
+    lab.lock.withPermits(1),
+    s.jobs.withPermits(1)
+  )
 
 /** Take what is wanted; with nothing wanted (or on shutdown) the worker ends, in the same step. */
 const take = (s: Supervision, labId: LabId, lab: Lab) =>
@@ -214,7 +221,12 @@ const exclusive = <A, E, R>(s: Supervision, labId: LabId, change: Effect.Effect<
       lab.holders++
       return lab
     }),
-    (lab) => lab.lock.withPermits(1)(Effect.uninterruptible(change)),
+    (lab) =>
+      lab.lock.withPermits(1)(
+        Effect.uninterruptible(s.locks.exclusive(labId, change)).pipe(
+          Effect.catchTag("LockUnavailable", () => Effect.fail(new ServiceUnavailable({ message: "the database is unavailable; retry" })))
+        )
+      ),
     (lab) =>
       Effect.sync(() => {
         lab.holders--
@@ -236,6 +248,20 @@ const stop = (s: Supervision, workers: FiberMap.FiberMap<LabId>) =>
     yield* Effect.ignore(Effect.timeout(Effect.interruptible(FiberMap.awaitEmpty(workers)), STOP_GRACE))
   })
 
+/** Writes waiting longer than this are looked for every SWEEP_EVERY, and their lab's worker started. */
+const SWEEP_AFTER_SECONDS = 10
+const SWEEP_EVERY = Duration.seconds(10)
+
+const sweep = (s: Supervision) =>
+  Effect.gen(function* () {
+    if (s.stopping) return
+    for (const labId of yield* s.repo.labsWaiting(SWEEP_AFTER_SECONDS)) yield* ask(s, systemLab(labId), (w) => ({ ...w, push: true }))
+  }).pipe(
+    Effect.catchAllCause((cause) => Effect.logWarning("the sweep for waiting writes failed", cause)),
+    Effect.repeat(Schedule.spaced(SWEEP_EVERY)),
+    Effect.delay(SWEEP_EVERY)
+  )
+
 /**
  * A worker fiber per lab with git work to do owns that work, so pulls and pushes never race. Requests only set flags
  * (and start the worker if none runs): a burst of webhooks becomes one pull of the newest head. A failed job is
@@ -251,6 +277,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
     const runWorker = yield* FiberMap.runtime(workers)<never>()
     const s: Supervision = {
       engine: yield* SyncEngine,
+      locks: yield* LabLocks,
       repo,
       jobs: yield* Effect.makeSemaphore(CONCURRENT_JOBS),
       labs: new Map(),
@@ -263,6 +290,8 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
     // every linked lab catches up at start: deliveries missed while down, writes not yet pushed (the service's
     // own rows: no request involved)
     for (const labId of yield* repo.linkedLabIds) yield* ask(s, systemLab(labId), () => ({ pull: true, push: true, waiters: [] }))
+    // writes a replica acknowledged and then died with are pushed by another (README "Replicas")
+    yield* Effect.forkScoped(sweep(s))
 
     return {
       /** A webhook or a new link: pull the newest head (coalesced). */
