@@ -82,7 +82,12 @@ export const operatorOf = (server: Pick<TestServer, "request" | "adminKey">, tok
 /** Settings for a fresh PostgreSQL schema at `url` (dropped by `drop`); none (in-memory PGlite) without a url. */
 export const freshDatabase = async (
   url: string | undefined
-): Promise<{ readonly settings: Parameters<typeof startTestServer>[0]; readonly drop: () => Promise<void> }> => {
+): Promise<{
+  readonly settings: Parameters<typeof startTestServer>[0]
+  /** the schema's own URL (for a service process), when there is one */
+  readonly url?: string
+  readonly drop: () => Promise<void>
+}> => {
   if (url === undefined || url === "") return { settings: {}, drop: async () => {} }
   const schema = `test_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`
   const run = async (sql: string) => {
@@ -95,6 +100,7 @@ export const freshDatabase = async (
   const scoped = `${url}${url.includes("?") ? "&" : "?"}options=${encodeURIComponent(`-c search_path=${schema}`)}`
   return {
     settings: { database: { kind: "postgresql", url: Redacted.make(scoped) } },
+    url: scoped,
     drop: () => run(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`)
   }
 }

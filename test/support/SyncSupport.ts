@@ -256,7 +256,7 @@ export const pushDelivery = (host: Host, push: PushEvent, secret: string, delive
 }
 
 /** POST a delivery to the service's receiver. */
-export const deliver = (server: TestServer, host: string, delivery: { readonly body: string; readonly headers: Record<string, string> }) =>
+export const deliver = (server: Pick<TestServer, "request">, host: string, delivery: { readonly body: string; readonly headers: Record<string, string> }) =>
   server.request("POST", `/api/webhooks/${host}`, { body: delivery.body, headers: { "content-type": "application/json", ...delivery.headers } })
 
 /** The receiver's success answer, with its status. */
