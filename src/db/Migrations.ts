@@ -8,6 +8,7 @@ import { syncLinkTokenOrigin } from "./migrations/0007-sync-link-token-origin.js
 import { storedBytesQuota } from "./migrations/0008-quotas-stored-bytes.js"
 import { syncFidelity } from "./migrations/0009-sync-fidelity.js"
 import { recordsQuota } from "./migrations/0010-records-quota.js"
+import { syncPullWanted } from "./migrations/0011-sync-pull-wanted.js"
 
 export interface Migration {
   readonly id: number
@@ -30,5 +31,6 @@ export const migrations: ReadonlyArray<Migration> = [
   syncLinkTokenOrigin,
   storedBytesQuota,
   syncFidelity,
-  recordsQuota
+  recordsQuota,
+  syncPullWanted
 ]

@@ -6,6 +6,7 @@ import type { SyncResult } from "./RepoLink.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
 import { SyncEngine } from "./SyncEngine.js"
 import { SyncRepo } from "./SyncRepo.js"
+import { sweep } from "./SyncSweep.js"
 
 /** What a forced sync can end with besides its result: git failed, or the service stopped first. */
 export type SyncNowError = GitError | ServiceUnavailable
@@ -107,7 +108,10 @@ const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted) =>
     if (s.stopping) return yield* answerAll(wanted.waiters, Exit.fail(stopped()))
     const full = wanted.waiters.filter((w) => Option.isNone(w.subPath))
     if (wanted.pull || full.length > 0) {
+      // read before the fetch: this pull sees the remote as it was when the request on record was made, or later
+      const asked = yield* s.repo.pullWanted(labId)
       const result = yield* s.engine.pull(labId, Option.none(), full.length > 0)
+      if (Option.isSome(asked)) yield* s.repo.pullDone(labId, asked.value)
       yield* answerAll(full, Exit.succeed(result))
     }
     for (const w of wanted.waiters) {
@@ -248,20 +252,6 @@ const stop = (s: Supervision, workers: FiberMap.FiberMap<LabId>) =>
     yield* Effect.ignore(Effect.timeout(Effect.interruptible(FiberMap.awaitEmpty(workers)), STOP_GRACE))
   })
 
-/** Writes waiting longer than this are looked for every SWEEP_EVERY, and their lab's worker started. */
-const SWEEP_AFTER_SECONDS = 10
-const SWEEP_EVERY = Duration.seconds(10)
-
-const sweep = (s: Supervision) =>
-  Effect.gen(function* () {
-    if (s.stopping) return
-    for (const labId of yield* s.repo.labsWaiting(SWEEP_AFTER_SECONDS)) yield* ask(s, systemLab(labId), (w) => ({ ...w, push: true }))
-  }).pipe(
-    Effect.catchAllCause((cause) => Effect.logWarning("the sweep for waiting writes failed", cause)),
-    Effect.repeat(Schedule.spaced(SWEEP_EVERY)),
-    Effect.delay(SWEEP_EVERY)
-  )
-
 /**
  * A worker fiber per lab with git work to do owns that work, so pulls and pushes never race. Requests only set flags
  * (and start the worker if none runs): a burst of webhooks becomes one pull of the newest head. A failed job is
@@ -291,11 +281,17 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
     // own rows: no request involved)
     for (const labId of yield* repo.linkedLabIds) yield* ask(s, systemLab(labId), () => ({ pull: true, push: true, waiters: [] }))
     // writes a replica acknowledged and then died with are pushed by another (README "Replicas")
-    yield* Effect.forkScoped(sweep(s))
+    yield* Effect.forkScoped(
+      sweep(repo, {
+        stopping: s.isStopping,
+        push: (labId) => ask(s, systemLab(labId), (w) => ({ ...w, push: true })),
+        pull: (labId) => ask(s, systemLab(labId), (w) => ({ ...w, pull: true }))
+      })
+    )
 
     return {
-      /** A webhook or a new link: pull the newest head (coalesced). */
-      requestPull: (labId: LabId) => Effect.asVoid(ask(s, labId, (w) => ({ ...w, pull: true }))),
+      /** A webhook or a new link: pull the newest head (coalesced; on record until pulled, for the replicas' sweep). */
+      requestPull: (labId: LabId) => Effect.zipRight(repo.wantPull(labId), Effect.asVoid(ask(s, labId, (w) => ({ ...w, pull: true })))),
       /** Writes are waiting in the outbox (SyncSignal: the files API's own check of the lab came first). */
       outboxChanged: (labId: string) => Effect.asVoid(ask(s, systemLab(labId), (w) => ({ ...w, push: true }))),
       syncNow: (labId: LabId, subPath: Option.Option<string>) => syncNow(s, labId, subPath),

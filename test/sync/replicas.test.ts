@@ -2,8 +2,9 @@
  * Three replicas (real `src/main.ts` processes) on one PostgreSQL and one Redis, three labs auto-pushing to a real
  * git server: API writes and signed webhooks spread over all three, outside pushes, and one replica SIGKILLed in
  * the middle. At the end every acknowledged write is in its repository exactly once, each lab equals its remote
- * tree, no lab's git work ran on two replicas at once (the pull and push lines of their JSON logs), and a key
- * revoked on one replica is refused on another within 1 s. Runs when DATABASE_URL is set and Redis answers.
+ * tree, no lab's git work ran on two replicas at once (the pull and push lines of their JSON logs), a key
+ * revoked on one replica is refused on another within 1 s, and a webhook's pull whose replica died before it
+ * finished is done by another within 30 s. Runs when DATABASE_URL is set and Redis answers.
  */
 import { Schema } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
@@ -144,6 +145,22 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp)("three replicas on one P
       expect(revoked.status).toBe(200)
       await sleep(1_000)
       expect((await asKey(live[1]!)).status).toBe(401)
+
+      // a webhook's pull taken over: the replica it reached dies while its fetch is held at the host
+      const lab = labs[0]!
+      await lab.wc.pull()
+      await put(lab.wc.dir, "outside/late.md", "late\n")
+      const after = await lab.wc.commitAndPush("late")
+      const release = git.holdUploadPack()
+      const delivery = pushDelivery("github", { url: lab.url, fullName: `acme/replica-${lab.name}`, branch: "main", before: "0".repeat(40), after }, lab.secret)
+      expect((await deliver(live[0]!, "github", delivery)).status).toBe(202)
+      await until(async () => (git.heldRequests() > 0 ? true : undefined), "the pull's fetch to reach the host", 30_000)
+      await live[0]!.stop("SIGKILL")
+      alive.delete(live[0]!)
+      const diedAt = Date.now()
+      release()
+      await userOf(live[1]!, keys.adminKey).syncedTo(lab.labId, after, 30_000)
+      console.log(`the dead replica's pull was taken over after ${Date.now() - diedAt} ms`)
     } finally {
       await Promise.all([...alive].map((r) => r.stop("SIGTERM")))
     }
