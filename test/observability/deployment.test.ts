@@ -6,14 +6,13 @@
  * pushes.
  */
 import { Schema } from "effect"
-import { writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { type GitServer, workingCopy } from "../support/GitServer.js"
+import type { GitServer } from "../support/GitServer.js"
 import { operatorOf } from "../support/LabFixture.js"
 import { startServiceProcess } from "../support/ServiceProcess.js"
 import { bareGit, fixedKeys, until, userOf } from "../support/SyncSupport.js"
-import { useGitServer } from "../support/SyncServer.js"
+import { repoWith, useGitServer } from "../support/SyncServer.js"
 
 const Line = Schema.parseJson(
   Schema.Struct({
@@ -34,10 +33,7 @@ useGitServer("lab-logs-", (started, root) => {
 
 describe("the deployment's log", () => {
   it("is JSON lines: one per request, pull and push, with no secret in it; /metrics shows the outbox and failed pushes", { timeout: 180_000 }, async () => {
-    const repo = await git.createRepo("logs")
-    const wc = await workingCopy(repo)
-    await writeFile(join(wc.dir, "README.md"), "# logs\n")
-    await wc.commitAndPush("first")
+    const { url: repo, wc } = await repoWith(git, "logs", { "README.md": "# logs\n" })
     await wc.remove()
     const keys = fixedKeys()
     const service = await startServiceProcess({ dataDir: join(base, "data"), ...keys })

@@ -4,15 +4,14 @@
  * statements are spans of the same trace, and a sync job and its git network calls have spans of their own.
  */
 import { Schema } from "effect"
-import { writeFile } from "node:fs/promises"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type GitServer, workingCopy } from "../support/GitServer.js"
+import type { GitServer } from "../support/GitServer.js"
 import { startServiceProcess } from "../support/ServiceProcess.js"
 import { fixedKeys, until, userOf } from "../support/SyncSupport.js"
-import { useGitServer } from "../support/SyncServer.js"
+import { repoWith, useGitServer } from "../support/SyncServer.js"
 
 const Attribute = Schema.Struct({ key: Schema.String, value: Schema.Struct({ stringValue: Schema.optional(Schema.String) }) })
 const Span = Schema.Struct({
@@ -60,10 +59,7 @@ afterAll(() => new Promise<void>((resolve) => collector.close(() => resolve())))
 
 describe("traces over OTLP", () => {
   it("a span per request with its request id, SQL spans in its trace, spans per sync job and git call", { timeout: 180_000 }, async () => {
-    const repo = await git.createRepo("traces")
-    const wc = await workingCopy(repo)
-    await writeFile(join(wc.dir, "README.md"), "# traces\n")
-    await wc.commitAndPush("first")
+    const { url: repo, wc } = await repoWith(git, "traces", { "README.md": "# traces\n" })
     await wc.remove()
     const keys = fixedKeys()
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: collectorUrl, OTEL_BSP_SCHEDULE_DELAY: "200" }
