@@ -1,4 +1,4 @@
-import { FetchHttpClient } from "@effect/platform"
+import { FetchHttpClient, Headers } from "@effect/platform"
 import { OtlpMetrics, OtlpSerialization, OtlpTracer } from "@effect/opentelemetry"
 import { Config, Layer, Option } from "effect"
 import { VERSION } from "../src/Api.js"
@@ -27,11 +27,16 @@ export interface Exporter {
   readonly exportMillis: number
 }
 
+/** Headers that carry a secret besides those @effect/platform redacts (authorization, cookies, x-api-key). */
+const SECRET_HEADERS = ["x-gitlab-token"]
+
 export const layer = ({ endpoint, serviceName, exportMillis }: Exporter) => {
   const at = (path: string) => new URL(path, endpoint.href.endsWith("/") ? endpoint : `${endpoint.href}/`).href
   const resource = { serviceName, serviceVersion: VERSION }
   return Layer.mergeAll(
     OtlpTracer.layer({ url: at("v1/traces"), resource, exportInterval: exportMillis }),
-    OtlpMetrics.layer({ url: at("v1/metrics"), resource, exportInterval: exportMillis })
+    OtlpMetrics.layer({ url: at("v1/metrics"), resource, exportInterval: exportMillis }),
+    // a request's span records its headers, the credentials redacted: GitLab sends a webhook's secret as a header
+    Layer.fiberRefLocallyScopedWith(Headers.currentRedactedNames, (names) => [...names, ...SECRET_HEADERS])
   ).pipe(Layer.provide(OtlpSerialization.layerJson), Layer.provide(FetchHttpClient.layer))
 }

@@ -207,8 +207,34 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
     const limitsOf = (principal: Principal): Effect.Effect<Limits> =>
       isAdmin(principal) ? Effect.succeed(adminLimits) : Effect.map(labs.planOf(principal), (plan) => PLAN_LIMITS[plan])
 
+    /** Identified, counted, then served; what fails before routing (the database lost, a defect) answered here. */
+    const identifyAndServe = (incoming: Incoming) => {
+      const { request, webhook, requestId } = incoming
+      return Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
+        const principal = Either.isRight(identified) ? identified.right : Option.none<Principal>()
+        if (Option.isNone(principal)) {
+          const address = Option.getOrElse(request.remoteAddress, () => "unknown")
+          const account = webhook ? `webhook:${address}` : `ip:${address}`
+          return Effect.flatMap(rateLimits.consume(account, anonymous(webhook)), (decision) => serve(incoming, identified, decision))
+        }
+        return Effect.flatMap(withConnectionRetry(limitsOf(principal.value)), (limits) =>
+          Effect.flatMap(rateLimits.consume(principal.value.id, limits), (decision) => serve(incoming, identified, decision))
+        )
+      }).pipe(
+        Effect.catchAllCause((cause) => {
+          if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
+          const failure = Cause.squash(cause)
+          if (failure instanceof DatabaseUnavailable) return Effect.succeed(databaseUnavailable(failure))
+          return Effect.as(
+            Effect.logError("request failed before routing", cause).pipe(Effect.annotateLogs({ request_id: requestId })),
+            errorResponse("ServerError", `internal error; quote ${requestId} when reporting it`, { "x-request-id": requestId })
+          )
+        })
+      )
+    }
+
     return (app: HttpApp.Default): HttpApp.Default =>
-      Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, DatabaseUnavailable, HttpServerRequest.HttpServerRequest>((fiber) => {
+      Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest>((fiber) => {
         const requestId = newRequestId()
         const original = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
         const url = canonicalUrl(original.url)
@@ -217,26 +243,9 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook }
         if (PROBES.has(url)) return probe(incoming)
         const route = routes.templateOf(request.method, url)
-        const answered = observed({ requestId, method: request.method, route })
-
         // the request's span (when traces are exported) names the request id the answer and the log carry
-        return answered(Effect.zipRight(Effect.annotateCurrentSpan({ "request.id": requestId, "http.route": route }), Effect.flatMap(withConnectionRetry(identity.identify(request.headers["authorization"])), (identified) => {
-          const principal = Either.isRight(identified) ? identified.right : Option.none<Principal>()
-          if (Option.isNone(principal)) {
-            const address = Option.getOrElse(request.remoteAddress, () => "unknown")
-            const account = webhook ? `webhook:${address}` : `ip:${address}`
-            return Effect.flatMap(rateLimits.consume(account, anonymous(webhook)), (decision) => serve(incoming, identified, decision))
-          }
-          return Effect.flatMap(withConnectionRetry(limitsOf(principal.value)), (limits) =>
-            Effect.flatMap(rateLimits.consume(principal.value.id, limits), (decision) => serve(incoming, identified, decision))
-          )
-        })))
-      }).pipe(
-        Effect.catchAllCause((cause) => {
-          if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
-          const failure = Cause.squash(cause)
-          if (failure instanceof DatabaseUnavailable) return Effect.succeed(databaseUnavailable(failure))
-          return Effect.as(Effect.logError("request failed before routing", cause), errorResponse("ServerError", "internal error"))
-        })
-      )
+        return observed({ requestId, method: request.method, route })(
+          Effect.zipRight(Effect.annotateCurrentSpan({ "request.id": requestId, "http.route": route }), identifyAndServe(incoming))
+        )
+      })
   })

@@ -31,10 +31,6 @@ export const rateLimitRefusals = Metric.counter("rate_limit_refusals_total", {
   incremental: true
 })
 
-export const outboxDepth = Metric.gauge("sync_outbox_depth", {
-  description: "Changes acknowledged but not yet pushed, by lab (read when scraped)"
-})
-
 export const databasePool = Metric.gauge("database_pool_connections", {
   description: "PostgreSQL pool connections by state (total, idle, waiting); absent on the embedded database"
 })

@@ -65,3 +65,9 @@ export const toPrometheusText = (pairs: ReadonlyArray<MetricPair.MetricPair.Unty
   }
   return `${out.join("\n")}\n`
 }
+
+/** A gauge family written as read at the scrape, outside the registry (a series per lab must go when the lab does). */
+export const gaugeText = (name: string, help: string, series: ReadonlyArray<readonly [ReadonlyArray<readonly [string, string]>, number]>) =>
+  series.length === 0
+    ? ""
+    : `${[`# HELP ${name} ${escapeHelp(help)}`, `# TYPE ${name} gauge`, ...series.map(([tags, value]) => `${name}${labels(tags)} ${number(value)}`)].join("\n")}\n`

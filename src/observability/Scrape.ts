@@ -1,8 +1,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Metric, Option, Schema } from "effect"
-import { databasePool, outboxDepth, processMemory } from "./Metrics.js"
+import { databasePool, processMemory } from "./Metrics.js"
 import { PoolStats } from "./PoolStats.js"
-import { toPrometheusText } from "./Prometheus.js"
+import { gaugeText, toPrometheusText } from "./Prometheus.js"
 
 const Depths = Schema.Array(Schema.Struct({ labId: Schema.String, n: Schema.Number }))
 
@@ -10,25 +10,25 @@ const set = (gauge: Metric.Metric.Gauge<number>, key: string, value: string, n: 
   Metric.set(Metric.tagged(gauge, key, value), n)
 
 /**
- * What GET /metrics reads at each scrape: the gauges that are read rather than counted (outbox depth per lab,
- * the pool, the process's memory) set now, then the whole registry as Prometheus text.
+ * What GET /metrics reads at each scrape: the gauges that are read rather than counted (the pool, the process's
+ * memory) set now, the whole registry as Prometheus text, then the outbox depth per lab as the database has it.
  */
 export class Scrape extends Effect.Service<Scrape>()("Scrape", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const pool = yield* PoolStats
-    // a lab whose outbox emptied is no longer in the query's answer: its gauge is set back to 0 once
-    let labsWithDepth = new Set<string>()
-
-    const outbox = Effect.gen(function* () {
-      const rows = yield* Schema.decodeUnknown(Depths)(
-        yield* sql`SELECT lab_id, count(*)::int AS n FROM outbox WHERE set_aside_at IS NULL GROUP BY lab_id`
-      )
-      const now = new Set(rows.map((row) => row.labId))
-      for (const labId of labsWithDepth) if (!now.has(labId)) yield* set(outboxDepth, "lab", labId, 0)
-      for (const row of rows) yield* set(outboxDepth, "lab", row.labId, row.n)
-      labsWithDepth = now
-    }).pipe(Effect.catchAll((error) => Effect.logWarning("metrics: the outbox depth could not be read", error)))
+    // read at each scrape and written straight into the text: a lab whose outbox emptied, or that is gone, has no series
+    const outbox = sql`SELECT lab_id, count(*)::int AS n FROM outbox WHERE set_aside_at IS NULL GROUP BY lab_id ORDER BY lab_id`.pipe(
+      Effect.flatMap(Schema.decodeUnknown(Depths)),
+      Effect.map((rows) =>
+        gaugeText(
+          "sync_outbox_depth",
+          "Changes acknowledged but not yet pushed, by lab (read from the database when scraped)",
+          rows.map((row) => [[["lab", row.labId]], row.n] as const)
+        )
+      ),
+      Effect.catchAll((error) => Effect.as(Effect.logWarning("metrics: the outbox depth could not be read", error), ""))
+    )
 
     const process_ = Effect.gen(function* () {
       const memory = process.memoryUsage()
@@ -45,7 +45,7 @@ export class Scrape extends Effect.Service<Scrape>()("Scrape", {
     })
 
     return {
-      text: Effect.zipRight(Effect.zipRight(outbox, process_), Effect.map(Metric.snapshot, toPrometheusText))
+      text: Effect.zipRight(process_, Effect.zipWith(Effect.map(Metric.snapshot, toPrometheusText), outbox, (registry, depth) => registry + depth))
     }
   })
 }) {}

@@ -7,14 +7,16 @@ export type NotReadyReason = "draining" | "database unreachable" | "migrations n
 
 /** A readiness check answers within this, or counts the database as unreachable. */
 const CHECK_TIMEOUT = "2 seconds"
+/** The database's part of the answer is asked again after this. */
+const CHECK_EVERY = "1 second"
 
 const Applied = Schema.Array(Schema.Struct({ applied: Schema.NumberFromString }))
 const MIGRATION_IDS = migrations.map((m) => m.id)
 
 /**
  * Whether this replica takes traffic. `drain` flips it off for good when the process is asked to stop; `check` is
- * what GET /readyz runs: not draining, the database answering, and every migration this code knows applied (one
- * indexed count).
+ * what GET /readyz runs: not draining (at once), the database answering, and every migration this code knows applied
+ * (one indexed count, asked at most once a second).
  */
 export class Readiness extends Effect.Service<Readiness>()("Readiness", {
   effect: Effect.gen(function* () {
@@ -28,12 +30,17 @@ export class Readiness extends Effect.Service<Readiness>()("Readiness", {
       Effect.option
     )
 
-    const check: Effect.Effect<NotReadyReason | null> = Effect.gen(function* () {
-      if (yield* Ref.get(draining)) return "draining"
-      const applied = yield* migrated
-      if (applied._tag === "None") return "database unreachable"
-      return applied.value ? null : "migrations not applied"
-    })
+    // one query a second at most, however many probes come (they skip the rate limits): callers share its answer
+    const database = yield* Effect.cachedWithTTL(
+      Effect.map(migrated, (applied): NotReadyReason | null =>
+        applied._tag === "None" ? "database unreachable" : applied.value ? null : "migrations not applied"
+      ),
+      CHECK_EVERY
+    )
+
+    const check: Effect.Effect<NotReadyReason | null> = Effect.flatMap(Ref.get(draining), (stopping) =>
+      stopping ? Effect.succeed("draining" as const) : database
+    )
 
     return { check, drain: Ref.set(draining, true), draining: Ref.get(draining) }
   })

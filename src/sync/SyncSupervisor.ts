@@ -1,45 +1,26 @@
 import { Cause, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule, Scheduler } from "effect"
 import { ServiceUnavailable } from "../http/Errors.js"
 import { GitError } from "./Git.js"
-import { LabLocks } from "./LabLocks.js"
+import { exclusiveWithin, LabLocks, LockBusy, LockUnavailable } from "./LabLocks.js"
 import type { SyncResult } from "./RepoLink.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
 import { SyncEngine } from "./SyncEngine.js"
 import { SyncRepo } from "./SyncRepo.js"
 import { sweep } from "./SyncSweep.js"
+import {
+  answerAll,
+  forgetIfUnused,
+  isWanted,
+  type Lab,
+  labOf,
+  nothing,
+  requeue,
+  stopped,
+  type Supervision,
+  type SyncNowError,
+  type Wanted
+} from "./SupervisorState.js"
 
-/** What a forced sync can end with besides its result: git failed, or the service stopped first. */
-export type SyncNowError = GitError | ServiceUnavailable
-
-interface Waiter {
-  readonly subPath: Option.Option<string>
-  readonly done: Deferred.Deferred<SyncResult, SyncNowError>
-}
-
-/** What a lab's worker has been asked to do since it last looked. */
-interface Wanted {
-  readonly pull: boolean
-  readonly push: boolean
-  readonly waiters: ReadonlyArray<Waiter>
-}
-
-/** A lab's state while it has a worker or a link change in progress (then it is forgotten). */
-interface Lab {
-  wanted: Wanted
-  /** Waiters whose job is running: answered by it, or 503 when the stop cuts it. */
-  joined: ReadonlyArray<Waiter>
-  /** Opened by a forced sync or the stop: ends a retry wait early. */
-  readonly urgent: Effect.Latch
-  /** Held by each git job and by each link change of the lab (see `exclusive`). */
-  readonly lock: Effect.Semaphore
-  hasWorker: boolean
-  /** Link changes holding or waiting for `lock`. */
-  holders: number
-}
-
-const nothing: Wanted = { pull: false, push: false, waiters: [] }
-
-const isWanted = (w: Wanted) => w.pull || w.push || w.waiters.length > 0
 
 /**
  * Retry delays after a failed job: 0.5 s doubling, capped at 4 s, each ±20 % (so at most 4.8 s). While the host is
@@ -64,44 +45,13 @@ const yieldingToRequests = Scheduler.make((task) => setImmediate(task))
 /** Git jobs running at once across all labs: bounds memory and CPU on big repositories. */
 const CONCURRENT_JOBS = 2
 
-const stopped = () => new ServiceUnavailable({ message: "the service is stopping; retry the sync in a few seconds" })
 
-/** The supervisor's state, which its operations below share. */
-interface Supervision {
-  readonly engine: SyncEngine
-  readonly locks: LabLocks["Type"]
-  readonly repo: SyncRepo
-  readonly jobs: Effect.Semaphore
-  readonly labs: Map<LabId, Lab>
-  stopping: boolean
-  readonly isStopping: Effect.Effect<boolean>
-  readonly runWorker: (labId: LabId, worker: Effect.Effect<void>) => unknown
-}
 
-const labOf = (s: Supervision, labId: LabId): Lab => {
-  const existing = s.labs.get(labId)
-  if (existing) return existing
-  const lab: Lab = {
-    wanted: nothing,
-    joined: [],
-    urgent: Effect.unsafeMakeLatch(false),
-    lock: Effect.unsafeMakeSemaphore(1),
-    hasWorker: false,
-    holders: 0
-  }
-  s.labs.set(labId, lab)
-  return lab
-}
-
-const forgetIfUnused = (s: Supervision, labId: LabId, lab: Lab) => {
-  if (!lab.hasWorker && lab.holders === 0 && s.labs.get(labId) === lab) s.labs.delete(labId)
-}
-
-const answerAll = (waiters: ReadonlyArray<Waiter>, exit: Exit.Exit<SyncResult, SyncNowError>) =>
-  Effect.forEach(waiters, (w) => Deferred.done(w.done, exit), { discard: true })
-
-/** The job: push the outbox (stopping at a chunk boundary on shutdown), then the pulls asked for. */
-const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted) =>
+/**
+ * The job: push the outbox (stopping at a chunk boundary on shutdown), then the pulls asked for. "busy" when another
+ * replica works on the lab now: nothing was done, and the job is asked again shortly.
+ */
+const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.Effect<"done" | "busy", GitError> =>
   Effect.gen(function* () {
     if (s.stopping) return
     yield* s.engine.push(labId, s.isStopping)
@@ -118,11 +68,19 @@ const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted) =>
       if (Option.isSome(w.subPath)) yield* Deferred.complete(w.done, s.engine.pull(labId, w.subPath, true))
     }
   }).pipe(
-    (job) => s.locks.exclusive(labId, job),
-    Effect.catchTag("LockUnavailable", (e) => Effect.fail(new GitError({ message: e.message }))),
+    (job) => s.locks.tryExclusive(labId, job),
+    Effect.as("done" as const),
+    Effect.catchTags({
+      LockBusy: () => Effect.succeed("busy" as const),
+      LockUnavailable: (e) => Effect.fail(new GitError({ message: e.message }))
+    }),
     lab.lock.withPermits(1),
     s.jobs.withPermits(1)
   )
+
+/** While another replica works on a lab, its job is asked again this often (holding nothing meanwhile). */
+const BUSY_AGAIN = Duration.millis(250)
+
 
 /** Take what is wanted; with nothing wanted (or on shutdown) the worker ends, in the same step. */
 const take = (s: Supervision, labId: LabId, lab: Lab) =>
@@ -166,6 +124,11 @@ const work = (s: Supervision, labId: LabId, lab: Lab) =>
       if (Option.isNone(wanted)) return
       const exit = yield* Effect.exit(Effect.withScheduler(runJob(s, labId, lab, wanted.value), yieldingToRequests))
       lab.joined = []
+      if (Exit.isSuccess(exit) && exit.value === "busy") {
+        yield* requeue(s, lab, wanted.value)
+        yield* Effect.sleep(BUSY_AGAIN)
+        continue
+      }
       if (Exit.isSuccess(exit)) {
         yield* retry.reset
         continue
@@ -214,6 +177,9 @@ const syncNow = (s: Supervision, labId: LabId, subPath: Option.Option<string>) =
     return yield* Deferred.await(done)
   })
 
+/** How long a link change waits for a job another replica runs on the lab (each fetch or push ends within 60 s). */
+const LINK_CHANGE_WAIT = Duration.seconds(90)
+
 /**
  * Run `change` (a link change: the git reset and the new link) while none of the lab's git jobs runs, and
  * none starts until it is done. It waits for a job in progress to finish; once started it is not interrupted.
@@ -227,8 +193,16 @@ const exclusive = <A, E, R>(s: Supervision, labId: LabId, change: Effect.Effect<
     }),
     (lab) =>
       lab.lock.withPermits(1)(
-        Effect.uninterruptible(s.locks.exclusive(labId, change)).pipe(
-          Effect.catchTag("LockUnavailable", () => Effect.fail(new ServiceUnavailable({ message: "the database is unavailable; retry" })))
+        exclusiveWithin(s.locks, labId, Effect.uninterruptible(change), LINK_CHANGE_WAIT).pipe(
+          Effect.catchIf(
+            (e): e is LockBusy | LockUnavailable => e instanceof LockBusy || e instanceof LockUnavailable,
+            (e) =>
+              Effect.fail(
+                new ServiceUnavailable({
+                  message: e instanceof LockBusy ? "another replica is syncing the lab; retry in a few seconds" : "the database is unavailable; retry"
+                })
+              )
+          )
         )
       ),
     (lab) =>

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest"
 import type { GitServer } from "../support/GitServer.js"
 import { operatorOf } from "../support/LabFixture.js"
 import { startServiceProcess } from "../support/ServiceProcess.js"
-import { bareGit, fixedKeys, until, userOf } from "../support/SyncSupport.js"
+import { bareGit, deliver, fixedKeys, pushDelivery, until, userOf } from "../support/SyncSupport.js"
 import { repoWith, useGitServer } from "../support/SyncServer.js"
 
 const Line = Schema.parseJson(
@@ -47,6 +47,10 @@ describe("the deployment's log", () => {
       await user.syncNow(labId)
       const secret = (await user.secret(labId)).secret ?? ""
       expect(secret).toMatch(/^[0-9a-f]{64}$/)
+      // GitLab sends the secret itself, as a header
+      const synced = await bareGit(git.root, "logs")("rev-parse", "main")
+      const hook = pushDelivery("gitlab", { url: repo, fullName: "logs", branch: "main", before: synced, after: synced }, secret)
+      expect((await deliver(service, "gitlab", hook)).status).toBe(202)
       const listed = await service.request("GET", `/api/v1/files?labId=${labId}`, { token: labKey })
       await listed.body?.cancel()
       await user.writeOk(labId, "/notes/a.md", "a\n")

@@ -10,7 +10,7 @@ import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { GitServer } from "../support/GitServer.js"
 import { startServiceProcess } from "../support/ServiceProcess.js"
-import { fixedKeys, until, userOf } from "../support/SyncSupport.js"
+import { bareGit, deliver, fixedKeys, pushDelivery, until, userOf } from "../support/SyncSupport.js"
 import { repoWith, useGitServer } from "../support/SyncServer.js"
 
 const Attribute = Schema.Struct({ key: Schema.String, value: Schema.Struct({ stringValue: Schema.optional(Schema.String) }) })
@@ -72,6 +72,11 @@ describe("traces over OTLP", () => {
       const requestId = listed.headers.get("x-request-id") ?? ""
       await user.link(labId, repo, false)
       await user.syncNow(labId)
+      // GitLab sends the webhook's secret itself, as a header
+      const secret = (await user.secret(labId)).secret ?? ""
+      const head = await bareGit(git.root, "traces")("rev-parse", "main")
+      const hook = pushDelivery("gitlab", { url: repo, fullName: "traces", branch: "main", before: head, after: head }, secret)
+      expect((await deliver(service, "gitlab", hook)).status).toBe(202)
 
       const request = await until(
         async () => spans.find((s) => attribute(s, "request.id") === requestId),
@@ -87,8 +92,11 @@ describe("traces over OTLP", () => {
       const pull = await until(async () => spans.find((s) => s.name === "sync.pull" && attribute(s, "lab.id") === labId), "a sync.pull span", 30_000)
       const fetch = await until(async () => spans.find((s) => s.name === "git.fetch" && s.traceId === pull.traceId), "a git.fetch span in the pull's trace", 30_000)
       expect(attribute(fetch, "git.host")).toBe(new URL(repo).host)
-      // a span names hosts and ids, never a key
+      // a span names hosts and ids, never a key or a secret (the headers it records are redacted)
+      const hookSpan = await until(async () => spans.find((s) => s.attributes.some((a) => a.key === "http.request.header.x-gitlab-token")), "the webhook's span", 30_000)
+      expect(attribute(hookSpan, "http.request.header.x-gitlab-token")).toBe("<redacted>")
       expect(JSON.stringify(spans)).not.toContain(keys.adminKey)
+      expect(JSON.stringify(spans)).not.toContain(secret)
     } finally {
       await service.stop("SIGTERM")
     }

@@ -1,8 +1,9 @@
 /**
  * The probes and a graceful stop, on the real process (`src/main.ts`, embedded PGlite): /healthz and /readyz answer
  * without a credential and outside the rate limits; on SIGTERM /readyz turns 503 while everything else is still
- * served (STOP_DRAIN_MS), a request in flight at SIGTERM completes, the process exits 0, and what that request wrote
- * is there after a restart.
+ * served (STOP_DRAIN_MS), then new requests are refused, a request in flight at SIGTERM completes, one that never
+ * ends is cut after STOP_REQUESTS_MS, the process exits 0, and what the completed request wrote is there after a
+ * restart.
  */
 import { mkdtemp, rm } from "node:fs/promises"
 import { request as httpRequest } from "node:http"
@@ -15,6 +16,7 @@ import { startServiceProcess } from "../support/ServiceProcess.js"
 import { fixedKeys, sleep, userOf } from "../support/SyncSupport.js"
 
 const DRAIN_MS = 2_000
+const REQUESTS_MS = 3_000
 const dirs: Array<string> = []
 afterAll(() => Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true }))))
 
@@ -35,7 +37,7 @@ const halfSent = (baseUrl: string, path: string, token: string, body: string) =>
   })
   req.on("error", (error) => answer({ status: 0, body: String(error) }))
   req.write(bytes.subarray(0, cut))
-  return { finish: () => (req.end(bytes.subarray(cut)), answered) }
+  return { finish: () => (req.end(bytes.subarray(cut)), answered), answered }
 }
 
 describe("probes and a graceful stop", () => {
@@ -43,7 +45,7 @@ describe("probes and a graceful stop", () => {
     const dataDir = await mkdtemp(join(tmpdir(), "lab-stop-"))
     dirs.push(dataDir)
     const keys = fixedKeys()
-    const settings = { dataDir, ...keys, env: { STOP_DRAIN_MS: String(DRAIN_MS) } }
+    const settings = { dataDir, ...keys, env: { STOP_DRAIN_MS: String(DRAIN_MS), STOP_REQUESTS_MS: String(REQUESTS_MS) } }
     const service = await startServiceProcess(settings)
     try {
       const alive = await service.request("GET", "/healthz")
@@ -63,8 +65,11 @@ describe("probes and a graceful stop", () => {
       const labId = await user.createLab("stop")
       const content = `${"x".repeat(64 * 1024)}\n`
       const inFlight = halfSent(service.baseUrl, "/api/v1/files", keys.adminKey, JSON.stringify({ labId, path: "/notes/late.md", content }))
+      // and one whose body never ends: cut when STOP_REQUESTS_MS is over
+      const stuck = halfSent(service.baseUrl, "/api/v1/files", keys.adminKey, JSON.stringify({ labId, path: "/notes/never.md", content }))
       await sleep(300)
 
+      const stoppedAt = Date.now()
       const exiting = service.stop("SIGTERM")
       await sleep(300)
       const draining = await service.request("GET", "/readyz")
@@ -75,9 +80,15 @@ describe("probes and a graceful stop", () => {
 
       // past the drain the server takes no new request, and the one in flight still completes
       await sleep(DRAIN_MS)
+      const late = await service.request("GET", "/api/v1/status").then((r) => r.status, () => "refused")
+      expect([503, "refused"]).toContain(late)
       const written = await inFlight.finish()
       expect(written.status, written.body).toBe(201)
+      // the stuck request's connection is closed once STOP_REQUESTS_MS is over, and the process exits 0
+      const cut = stuck.answered
       expect(await exiting).toBe(0)
+      expect(Date.now() - stoppedAt).toBeLessThan(DRAIN_MS + REQUESTS_MS + 5_000)
+      expect((await cut).status).toBe(0)
       expect(service.output()).toMatch(/stopping: not ready/)
 
       const again = await startServiceProcess(settings)
