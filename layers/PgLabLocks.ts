@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Schedule } from "effect"
 import { LabLocks, LockUnavailable } from "../src/sync/LabLocks.js"
 
