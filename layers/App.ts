@@ -1,13 +1,11 @@
-import {
-  Etag,
-  FileSystem,
-  HttpApiBuilder,
-  HttpMiddleware,
-  HttpPlatform,
-  type HttpRouter,
-  HttpServer,
-  Path
-} from "@effect/platform"
+import * as Etag from "@effect/platform/Etag"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
+import * as HttpPlatform from "@effect/platform/HttpPlatform"
+import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Option, type Redacted, Scope } from "effect"
 import { createServer } from "node:http"
 import { JwtVerifier, type JwtSettings } from "../src/auth/JwtVerifier.js"

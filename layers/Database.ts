@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Context, Effect, Layer, Option, type Redacted } from "effect"
 import { PoolStats } from "../src/observability/PoolStats.js"
 import { trackingWrites } from "../src/db/ConnectionLoss.js"

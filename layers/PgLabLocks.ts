@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { LabLocks, LockBusy, LockUnavailable } from "../src/sync/LabLocks.js"
 

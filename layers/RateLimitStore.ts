@@ -1,6 +1,6 @@
-import { RateLimiter } from "@effect/experimental"
+import * as RateLimiter from "@effect/experimental/RateLimiter"
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
-import { Redis, type RedisOptions } from "ioredis"
+import type { RedisOptions } from "ioredis"
 import { createHash } from "node:crypto"
 import { FixedWindowCounter } from "../src/ratelimit/RateLimits.js"
 
@@ -159,7 +159,8 @@ const FIXED_WINDOW_SHA = createHash("sha1").update(FIXED_WINDOW_SCRIPT).digest("
 const makeRedisStore = (options: RedisOptions, prefix: string) =>
   Effect.gen(function* () {
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new Redis(options)),
+      // ioredis is loaded only when Redis is configured: a single process does without its modules and their memory
+      Effect.promise(() => import("ioredis")).pipe(Effect.map(({ Redis }) => new Redis(options))),
       (client) => Effect.promise(() => client.quit().then(() => undefined, () => client.disconnect()))
     )
 

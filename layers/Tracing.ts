@@ -1,5 +1,8 @@
-import { FetchHttpClient, Headers } from "@effect/platform"
-import { OtlpMetrics, OtlpSerialization, OtlpTracer } from "@effect/opentelemetry"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Headers from "@effect/platform/Headers"
+import * as OtlpMetrics from "@effect/opentelemetry/OtlpMetrics"
+import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
+import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { Config, Layer, Option } from "effect"
 import { VERSION } from "../src/Api.js"
 

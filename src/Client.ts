@@ -1,4 +1,4 @@
-import { HttpApiClient } from "@effect/platform"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import { Api } from "./Api.js"
 
 /**

@@ -1,4 +1,5 @@
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import { Effect, Layer } from "effect"
 import { Api } from "./Api.js"
 import { AuthenticationLive } from "./auth/Authentication.js"

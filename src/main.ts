@@ -1,4 +1,4 @@
-import { NodeRuntime } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Layer } from "effect"
 import * as Logging from "../layers/Logging.js"
 import { MainLive } from "../layers/Main.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type { Context, Effect, Option } from "effect"
 import { orNotFound } from "../common/DomainErrors.js"
 import type { Page } from "../http/Envelope.js"

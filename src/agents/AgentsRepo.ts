@@ -1,4 +1,4 @@
-import { SqlSchema } from "@effect/sql"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
 import type { PageQuery } from "../http/Pagination.js"

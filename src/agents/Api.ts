@@ -1,4 +1,4 @@
-import { OpenApi } from "@effect/platform"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { LabRef } from "../common/Schemas.js"
 import { ConflictWire } from "../http/Errors.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Cache, Duration, Effect, Exit, Option } from "effect"
 import { InvalidField } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"

@@ -1,4 +1,5 @@
-import { SqlClient, SqlSchema } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, Schema } from "effect"
 import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
 import { ApiKey, type ApiKeyId } from "./ApiKey.js"

@@ -1,4 +1,5 @@
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import { Effect, Either, FiberRef, Layer, Option } from "effect"
 import { Forbidden, Unauthorized, UnauthorizedWire } from "../http/Errors.js"
 import { CurrentRequest } from "../http/RequestContext.js"

@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"

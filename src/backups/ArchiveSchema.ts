@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { Data, Effect, Schema } from "effect"
 import { foreignKeyOrder } from "./ArchiveFormat.js"
 

@@ -1,4 +1,4 @@
-import { SqlSchema } from "@effect/sql"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
 import { Timestamp } from "../common/Schemas.js"
 import { makeLabTable } from "../db/LabTable.js"

@@ -1,4 +1,5 @@
-import { SqlClient, Statement } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import * as Statement from "@effect/sql/Statement"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Context, Data, Effect, FiberRef, FiberRefs, Option, Schedule } from "effect"
 

@@ -10,7 +10,7 @@
  *   records no checksum, and it has no hook to add one, so an applied migration whose text changed goes unnoticed.
  * What it would bring (loading migrations from files, a schema dump) we do not need: the list is Migrations.ts.
  */
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { type Migration, migrations } from "./Migrations.js"

@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"

@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option } from "effect"
 import { InvalidField } from "../common/DomainErrors.js"
 import { inTransaction as transactionOf } from "../db/Transaction.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema } from "effect"
 import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
 import type { LabId } from "../labs/LabId.js"

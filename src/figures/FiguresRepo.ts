@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema } from "effect"
 import { newId } from "../common/Ids.js"
 import { makeLabTable } from "../db/LabTable.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option } from "effect"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"

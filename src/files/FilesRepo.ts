@@ -1,4 +1,5 @@
-import { SqlClient, type Statement } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import { Effect, Option, Schema } from "effect"
 import type { LabId } from "../labs/LabId.js"
 import { File, FileSummary } from "./File.js"

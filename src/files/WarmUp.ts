@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Data, Effect } from "effect"
 import type { File } from "./File.js"
 import { FilesRepo } from "./FilesRepo.js"

@@ -1,5 +1,5 @@
-import type { HttpServerRequest } from "@effect/platform"
-import { NodeHttpServerRequest } from "@effect/platform-node"
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { IncomingMessage } from "node:http"
 
 /** Request bodies above this are refused with 413 (a 1 MB file, JSON-escaped, fits with room). */

@@ -1,4 +1,4 @@
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, FiberRef, Schema } from "effect"
 import { CurrentRequest, type RequestContext } from "./RequestContext.js"
 

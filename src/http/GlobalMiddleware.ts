@@ -1,10 +1,8 @@
-import {
-  type HttpApp,
-  HttpApiError,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse
-} from "@effect/platform"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Context, Effect, Either, Option } from "effect"
 import { Identity } from "../auth/Identity.js"
 import { isAdmin, type Principal } from "../auth/Principal.js"

@@ -1,4 +1,4 @@
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { WEBHOOK_PATH } from "./BodyLimit.js"
 import { ValidationError } from "./Errors.js"

@@ -1,4 +1,7 @@
-import { HttpApiEndpoint, HttpApiGroup, type HttpMethod, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import type * as HttpMethod from "@effect/platform/HttpMethod"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"

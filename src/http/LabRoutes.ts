@@ -1,4 +1,6 @@
-import type { HttpApiBuilder, HttpApiEndpoint, HttpMethod } from "@effect/platform"
+import type * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import type * as HttpMethod from "@effect/platform/HttpMethod"
 import { Chunk, type Effect } from "effect"
 import type { CurrentPrincipal } from "../auth/Principal.js"
 import type { InvalidField, NotFoundInLab, StateConflict, TransitionRefused } from "../common/DomainErrors.js"

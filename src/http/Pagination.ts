@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Either, Option, Schema } from "effect"
 import { ResourceId, Timestamp } from "../common/Schemas.js"
 import { ValidationError } from "./Errors.js"

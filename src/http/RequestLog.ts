@@ -1,4 +1,4 @@
-import type { HttpServerResponse } from "@effect/platform"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Metric } from "effect"
 import { httpRequests, httpRequestSeconds, rateLimitRefusals } from "../observability/Metrics.js"
 

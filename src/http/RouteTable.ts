@@ -1,4 +1,4 @@
-import { HttpApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
 
 /** Which methods each declared path answers, to tell 405 from 404; and the names of path parameters. */
 export interface RouteTable {

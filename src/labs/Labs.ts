@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Cache, Duration, Effect, Exit, FiberRef, Option } from "effect"
 import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
 import { StateConflict } from "../common/DomainErrors.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Metric, Option, Schema } from "effect"
 import { databasePool, processMemory } from "./Metrics.js"
 import { PoolStats } from "./PoolStats.js"

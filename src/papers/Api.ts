@@ -1,4 +1,5 @@
-import { HttpApiEndpoint, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"

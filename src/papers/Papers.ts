@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, type Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { resourceReads } from "../activity/ResourceService.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Cause, Effect, FiberSet, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { newId } from "../common/Ids.js"

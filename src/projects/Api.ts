@@ -1,4 +1,5 @@
-import { HttpApiEndpoint, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { Envelope } from "../http/Envelope.js"
 import { ConflictWire } from "../http/Errors.js"

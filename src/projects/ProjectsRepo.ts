@@ -1,4 +1,4 @@
-import { SqlSchema } from "@effect/sql"
+import * as SqlSchema from "@effect/sql/SqlSchema"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Option, Schema } from "effect"
 import { Timestamp } from "../common/Schemas.js"

@@ -1,4 +1,4 @@
-import { RateLimiter } from "@effect/experimental"
+import * as RateLimiter from "@effect/experimental/RateLimiter"
 import { Clock, Context, Duration, Effect, Option } from "effect"
 import type { Plan } from "../common/Schemas.js"
 

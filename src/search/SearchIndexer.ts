@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Duration, Effect, Schedule, Schema } from "effect"
 import { inBackground } from "../db/Priority.js"
 

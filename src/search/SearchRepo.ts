@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema } from "effect"
 import { SearchKind } from "./SearchResult.js"
 import { CONFIG, type SearchKind as Kind } from "./Sql.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Ref, Schema } from "effect"
 import { migrations } from "../db/Migrations.js"
 

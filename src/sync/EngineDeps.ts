@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { type Context, Effect, Option } from "effect"
 import type { ActivityRepo } from "../activity/ActivityRepo.js"
 import type { SecretBox } from "../common/SecretBox.js"

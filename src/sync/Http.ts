@@ -1,4 +1,4 @@
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
 import { bodyTooLarge, WEBHOOK_MAX_BODY_BYTES } from "../http/BodyLimit.js"

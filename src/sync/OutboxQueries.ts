@@ -1,4 +1,4 @@
-import type { SqlClient } from "@effect/sql"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 
 export const OutboxEntry = Schema.Struct({

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { type Context, Effect, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import { SecretBox } from "../common/SecretBox.js"

@@ -1,4 +1,4 @@
-import { SqlClient } from "@effect/sql"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema } from "effect"
 import { outboxQueries } from "./OutboxQueries.js"
 import { pullRequests } from "./PullRequests.js"

@@ -1,4 +1,4 @@
-import { HttpApiGroup } from "@effect/platform"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { Schema } from "effect"
 import { LabRef } from "../common/Schemas.js"
 import { NotFoundWire } from "../http/Errors.js"
