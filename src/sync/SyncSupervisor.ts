@@ -1,4 +1,4 @@
-import { Cause, Deferred, Duration, Effect, Exit, FiberMap, Option, Schedule, Scheduler } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, Schedule, Scheduler } from "effect"
 import { ServiceUnavailable } from "../http/Errors.js"
 import { GitError } from "./Git.js"
 import { exclusiveWithin, LabLocks, LockBusy, LockUnavailable } from "./LabLocks.js"
@@ -238,6 +238,9 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
   scoped: Effect.gen(function* () {
     const repo = yield* SyncRepo
     const workers = yield* FiberMap.make<LabId>()
+    // the record of a webhook's pull is written beside its acknowledgement, never before it: the write may wait
+    // for the database (the embedded one runs one statement at a time, and a pull's transaction may be open)
+    const recordings = yield* FiberSet.make()
     const runWorker = yield* FiberMap.runtime(workers)<never>()
     const s: Supervision = {
       engine: yield* SyncEngine,
@@ -265,7 +268,8 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
 
     return {
       /** A webhook or a new link: pull the newest head (coalesced; on record until pulled, for the replicas' sweep). */
-      requestPull: (labId: LabId) => Effect.zipRight(repo.wantPull(labId), Effect.asVoid(ask(s, labId, (w) => ({ ...w, pull: true })))),
+      requestPull: (labId: LabId) =>
+        Effect.zipRight(FiberSet.run(recordings, Effect.catchAllCause(repo.wantPull(labId), (c) => Effect.logWarning("a pull request was not recorded", c))), Effect.asVoid(ask(s, labId, (w) => ({ ...w, pull: true })))),
       /** Writes are waiting in the outbox (SyncSignal: the files API's own check of the lab came first). */
       outboxChanged: (labId: string) => Effect.asVoid(ask(s, systemLab(labId), (w) => ({ ...w, push: true }))),
       syncNow: (labId: LabId, subPath: Option.Option<string>) => syncNow(s, labId, subPath),

@@ -6,8 +6,12 @@ export const syncPullWanted = {
   id: 11,
   name: "sync: a pull asked for is recorded until done",
   sql: `
--- set when a webhook asks for a pull, cleared by the pull that started after it; the replicas' sweep pulls a lab
--- whose request waited too long (its replica died)
-ALTER TABLE lab_repos ADD COLUMN pull_wanted_at timestamptz;
+-- a row when a webhook asked for a pull, removed by the pull that started after it; the replicas' sweep pulls a lab
+-- whose request waited too long (its replica died). A table of its own: writing it never waits for a pull's
+-- transaction, which holds the lab's lab_repos row
+CREATE TABLE sync_pull_requests (
+  lab_id text PRIMARY KEY REFERENCES labs (id) ON DELETE CASCADE,
+  wanted_at timestamptz NOT NULL
+);
 `
 }
