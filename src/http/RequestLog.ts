@@ -1,32 +1,34 @@
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect, Metric } from "effect"
-import { httpRequests, httpRequestSeconds, rateLimitRefusals } from "../observability/Metrics.js"
+import { Effect, FiberRef, LogLevel, Metric, type MetricHook, MetricKey, MetricLabel } from "effect"
+import { httpRequestSecondsKey, httpRequestsKey, rateLimitRefusals } from "../observability/Metrics.js"
 
-type Counter = Metric.Metric.Counter<number>
-type Histogram = typeof httpRequestSeconds
+type Labels = ReadonlyArray<readonly [string, string]>
+const labelled = (labels: Labels) => labels.map(([key, value]) => MetricLabel.make(key, value))
 
-// a request's series, made once per method, route and status (their number is bounded by the route table)
-const counters = new Map<string, Counter>()
-const histograms = new Map<string, Histogram>()
+// a request's series, their hooks taken once per method, route and status (bounded by the route table)
+const counters = new Map<string, MetricHook.MetricHook.Counter<number>>()
+const histograms = new Map<string, MetricHook.MetricHook.Histogram>()
 
 const counterOf = (method: string, route: string, status: number) => {
   const key = `${method} ${route} ${status}`
-  let counter = counters.get(key)
-  if (counter === undefined) {
-    counter = httpRequests.pipe(Metric.tagged("method", method), Metric.tagged("route", route), Metric.tagged("status", String(status)))
-    counters.set(key, counter)
+  let hook = counters.get(key)
+  if (hook === undefined) {
+    const labels: Labels = [["method", method], ["route", route], ["status", String(status)]]
+    hook = Metric.globalMetricRegistry.getCounter(MetricKey.taggedWithLabels(httpRequestsKey, labelled(labels)))
+    counters.set(key, hook)
   }
-  return counter
+  return hook
 }
 
 const histogramOf = (method: string, route: string) => {
   const key = `${method} ${route}`
-  let histogram = histograms.get(key)
-  if (histogram === undefined) {
-    histogram = httpRequestSeconds.pipe(Metric.tagged("method", method), Metric.tagged("route", route))
-    histograms.set(key, histogram)
+  let hook = histograms.get(key)
+  if (hook === undefined) {
+    const labels: Labels = [["method", method], ["route", route]]
+    hook = Metric.globalMetricRegistry.getHistogram(MetricKey.taggedWithLabels(httpRequestSecondsKey, labelled(labels)))
+    histograms.set(key, hook)
   }
-  return histogram
+  return hook
 }
 
 export interface Observed {
@@ -47,17 +49,16 @@ export const observed =
     return Effect.tap(handled, (response) => {
       const millis = performance.now() - started
       const status = response.status
-      return Effect.zipRight(
-        Effect.zipRight(
-          Metric.increment(counterOf(method, route, status)),
-          status === 429 ? Metric.increment(rateLimitRefusals) : Effect.void
-        ),
-        Effect.zipRight(
-          Metric.update(histogramOf(method, route), millis / 1000),
-          Effect.logInfo("request").pipe(
-            Effect.annotateLogs({ request_id: requestId, method, route, status, duration_ms: Math.round(millis * 10) / 10 })
-          )
-        )
+      counterOf(method, route, status).update(1)
+      histogramOf(method, route).update(millis / 1000)
+      const line = Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
+        // the line's fields are gathered only when it is written
+        LogLevel.greaterThanEqual(LogLevel.Info, minimum)
+          ? Effect.logInfo("request").pipe(
+              Effect.annotateLogs({ request_id: requestId, method, route, status, duration_ms: Math.round(millis * 10) / 10 })
+            )
+          : Effect.void
       )
+      return status === 429 ? Effect.zipRight(Metric.increment(rateLimitRefusals), line) : line
     })
   }

@@ -1,4 +1,4 @@
-import { Metric, MetricBoundaries } from "effect"
+import { Metric, MetricBoundaries, MetricKey } from "effect"
 
 /**
  * The service's metrics, kept in Effect's own registry (`Metric`): GET /metrics writes them in Prometheus's text
@@ -8,12 +8,17 @@ import { Metric, MetricBoundaries } from "effect"
 /** Seconds, from 5 ms to about 80 s, doubling. */
 const seconds = MetricBoundaries.exponential({ start: 0.005, factor: 2, count: 15 })
 
-export const httpRequests = Metric.counter("http_requests_total", {
+/**
+ * The request series' keys: RequestLog.ts takes each series' hook from the registry once and updates it directly
+ * (Metric.increment on a metric tagged per request looked its hook up every time: 5 µs a request for each series,
+ * measured with a micro-benchmark of 20,000 updates; the hook's own update is a fraction of that).
+ */
+export const httpRequestsKey = MetricKey.counter("http_requests_total", {
   description: "Requests answered, by method, route (the path template) and status",
   incremental: true
 })
 
-export const httpRequestSeconds = Metric.histogram(
+export const httpRequestSecondsKey = MetricKey.histogram(
   "http_request_duration_seconds",
   seconds,
   "Time from a request's arrival to its answer, by method and route"
