@@ -1,4 +1,4 @@
-import { Effect, Either, Layer, Option } from "effect"
+import { Duration, Effect, Either, Layer, Option, Schedule } from "effect"
 import git from "isomorphic-git"
 import fs from "node:fs"
 import { access, rm } from "node:fs/promises"
@@ -64,9 +64,20 @@ class DiskStores {
 
   readonly gitdirOf = (labId: string) => join(this.options.root, `${labId}.git`)
 
+  /** Forget the caches of labs quiet for CACHE_IDLE_MILLIS (on every use, and every minute: an idle service too). */
+  readonly evictIdle = () => {
+    const now = Date.now()
+    for (const [id, entry] of this.caches) {
+      if (now - entry.usedAt <= CACHE_IDLE_MILLIS) continue
+      this.caches.delete(id)
+      // the reader closes its packs itself when idle; the repository handle goes with the cache it holds
+      this.repos.delete(id)
+    }
+  }
+
   private readonly cacheOf = (labId: string): object => {
     const now = Date.now()
-    for (const [id, entry] of this.caches) if (now - entry.usedAt > CACHE_IDLE_MILLIS) this.caches.delete(id)
+    this.evictIdle()
     const cache = this.caches.get(labId)?.cache ?? {}
     this.caches.set(labId, { cache, usedAt: now })
     return cache
@@ -158,6 +169,7 @@ export const layer = (options: GitDiskOptions) =>
       const transport = makeTransport({ allowed: options.allowedHosts ?? NO_EXCEPTIONS, resolve: options.resolve ?? systemResolve })
       yield* Effect.addFinalizer(() => Effect.sync(transport.close))
       const stores = new DiskStores(options, transport)
+      yield* Effect.forkScoped(Effect.repeat(Effect.sync(stores.evictIdle), Schedule.spaced(Duration.millis(CACHE_IDLE_MILLIS))))
       // a span per network call (when traces are exported): the lab and the host, never the URL's path or a token
       const traced = <A, E>(name: string, labId: string, remote: GitRemote, effect: Effect.Effect<A, E>) =>
         Effect.withSpan(effect, name, { attributes: { "lab.id": labId, "git.host": hostOf(remote.url) } })
