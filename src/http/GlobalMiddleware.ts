@@ -3,7 +3,7 @@ import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Context, Effect, Either, Option } from "effect"
+import { Cause, Context, Effect, Either, FiberRef, Option } from "effect"
 import { Identity } from "../auth/Identity.js"
 import { isAdmin, type Principal } from "../auth/Principal.js"
 import { Labs } from "../labs/Labs.js"
@@ -115,6 +115,15 @@ const unavailableHeaders = (response: HttpServerResponse.HttpServerResponse): Re
   response.status === 503 && response.headers["retry-after"] === undefined
     ? { "retry-after": String(UNAVAILABLE_RETRY_AFTER_SECONDS) }
     : {}
+
+/**
+ * The request's span names its request id and route. Asked only when traces are on: without a span,
+ * annotateCurrentSpan fails and ignores a NoSuchElementException, an Error (with its stack) made on every request.
+ */
+const spanNames = (requestId: string, route: string) =>
+  Effect.flatMap(FiberRef.get(FiberRef.currentTracerEnabled), (tracing) =>
+    tracing ? Effect.annotateCurrentSpan({ "request.id": requestId, "http.route": route }) : Effect.void
+  )
 
 /** An orchestrator polls these: they skip identification and the rate limits (src/status/Api.ts). */
 const PROBES: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
@@ -243,7 +252,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const route = routes.templateOf(request.method, url)
         // the request's span (when traces are exported) names the request id the answer and the log carry
         return observed({ requestId, method: request.method, route })(
-          Effect.zipRight(Effect.annotateCurrentSpan({ "request.id": requestId, "http.route": route }), identifyAndServe(incoming))
+          Effect.zipRight(spanNames(requestId, route), identifyAndServe(incoming))
         )
       })
   })
