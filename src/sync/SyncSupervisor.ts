@@ -21,7 +21,6 @@ import {
   type Wanted
 } from "./SupervisorState.js"
 
-
 /**
  * Retry delays after a failed job: 0.5 s doubling, capped at 4 s, each ±20 % (so at most 4.8 s). While the host is
  * down a lab makes one attempt per delay whatever the write traffic; once it is back, its writes land within one
@@ -44,8 +43,6 @@ const yieldingToRequests = Scheduler.make((task) => setImmediate(task))
 
 /** Git jobs running at once across all labs: bounds memory and CPU on big repositories. */
 const CONCURRENT_JOBS = 2
-
-
 
 /**
  * The job: push the outbox (stopping at a chunk boundary on shutdown), then the pulls asked for. "busy" when another
@@ -80,7 +77,6 @@ const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.
 
 /** While another replica works on a lab, its job is asked again this often (holding nothing meanwhile). */
 const BUSY_AGAIN = Duration.millis(250)
-
 
 /** Take what is wanted; with nothing wanted (or on shutdown) the worker ends, in the same step. */
 const take = (s: Supervision, labId: LabId, lab: Lab) =>
