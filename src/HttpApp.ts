@@ -1,5 +1,4 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import { Effect, Layer } from "effect"
 import { Api } from "./Api.js"
 import { AuthenticationLive } from "./auth/Authentication.js"
@@ -65,6 +64,7 @@ import { PodsHttp } from "./pods/Http.js"
 import { Pods } from "./pods/Pods.js"
 import { CostsHttp } from "./costs/Http.js"
 import { Costs } from "./costs/Costs.js"
+import * as Docs from "./http/Docs.js"
 
 const OPENAPI_PATH = "/api/v1/openapi.json"
 const DOCS_PATH = "/docs"
@@ -154,7 +154,7 @@ export const Services = Layer.mergeAll(
 export const ApiLive = Layer.mergeAll(
   HttpApiBuilder.middleware(makeGlobalMiddleware(routes)),
   HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }),
-  HttpApiScalar.layer({ path: DOCS_PATH })
+  Docs.layer(DOCS_PATH)
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers), Layer.provide(AuthenticationLive))),
   Layer.provide(Identity.Default),
