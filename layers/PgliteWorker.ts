@@ -1,7 +1,9 @@
 import { Deferred, Effect, Either, Exit, FiberId, Schema, type Scope } from "effect"
+import { spawn as spawnProcess } from "node:child_process"
 import { existsSync } from "node:fs"
 import { chmod, readdir, stat } from "node:fs/promises"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { Worker } from "node:worker_threads"
 
 const Failure = Schema.Struct({ message: Schema.String }).pipe(Schema.extend(Schema.Record({ key: Schema.String, value: Schema.String })))
@@ -33,17 +35,17 @@ export interface PgliteWorker {
 }
 
 const WORKER_FILE = new URL("./pglite-worker.mjs", import.meta.url)
+const INIT_FILE = new URL("./pglite-init.mjs", import.meta.url)
 
 /**
  * Start PGlite on its own thread (pglite-worker.mjs) and talk to it by
  * messages; the thread ends with the scope. It keeps the process alive only
- * while a request is open. A new data directory is created by a first thread
- * that then exits: the memory initdb takes (~0.5 GB) stays with the thread
- * that ran it, so the service's own thread opens the directory that one left.
+ * while a request is open. A new data directory is created first by a process
+ * of its own (pglite-init.mjs): the memory initdb takes stays with it.
  */
 export const start = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
-    if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) yield* Effect.scoped(spawn(dataDir))
+    if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) yield* initialize(dataDir)
     const worker = yield* spawn(dataDir)
     if (dataDir !== undefined) {
       yield* Effect.tryPromise({
@@ -135,6 +137,25 @@ const spawn = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteE
     )
     yield* channel.ready
     return { send: channel.send }
+  })
+
+/** `node pglite-init.mjs <dir>`, interrupted by killing it; its standard error (the last 4 KB) is the failure's message. */
+const initialize = (dataDir: string): Effect.Effect<void, PgliteError> =>
+  Effect.async<void, PgliteError>((resume) => {
+    const child = spawnProcess(process.execPath, [fileURLToPath(INIT_FILE), dataDir], { stdio: ["ignore", "ignore", "pipe"] })
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr = (stderr + chunk).slice(-4096)
+    })
+    child.once("error", (error) => resume(Effect.fail(new PgliteError({ message: `cannot create ${dataDir}: ${error.message}` }))))
+    child.once("close", (code, signal) =>
+      resume(
+        code === 0
+          ? Effect.void
+          : Effect.fail(new PgliteError({ message: `cannot create ${dataDir} (${signal ?? `exit ${code}`}): ${stderr.trim()}` }))
+      )
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
   })
 
 /** Rows as the worker sends them: an array of records (query), or of arrays (rowMode "array"). */

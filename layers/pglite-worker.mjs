@@ -2,8 +2,8 @@
 // the service's event loop keeps serving while the database works. Plain
 // JavaScript: a worker starts from a file that every runner (node, tsx, vitest)
 // loads as is. One request at a time: {id, op: "exec" | "query" | "raw" | "close", sql, params, rowMode}.
-import { PGlite } from "@electric-sql/pglite"
 import { parentPort, workerData } from "node:worker_threads"
+import { openPglite } from "./pglite-open.mjs"
 import { encodeTextArray } from "./pglite-text-array.mjs"
 
 /** What a caller needs of a failure, as plain data (an Error loses its own fields crossing threads). */
@@ -21,7 +21,7 @@ const TEXT_ARRAY_OID = 1009
 let db
 let options
 try {
-  db = await PGlite.create(workerData.dataDir ? { dataDir: workerData.dataDir } : {})
+  db = await openPglite(workerData.dataDir)
   const literal = db.serializers[TEXT_ARRAY_OID]
   // a sync's files travel as text[]: binary is cheaper (pglite-text-array.mjs); anything but a flat array keeps the literal
   options = { serializers: { [TEXT_ARRAY_OID]: (value) => encodeTextArray(value) ?? literal(value) } }
