@@ -7,10 +7,11 @@
  *
  * For each variant, BENCH_REPEAT (2) times, alternating: time from spawn to the first 200 of GET /readyz on
  * PostgreSQL (a fresh schema; DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test) and on a first and a
- * second start of PGlite; resident memory (VmRSS) after SETTLE_MS idle; and on PostgreSQL, the memory BENCH_LABS
+ * second start of PGlite; resident memory (VmRSS) 5 s after ready ("started") and once idle, IDLE_MS after ready with
+ * no request (V8 gives back the heap start-up left within ~40 s of quiet: "idle"); and on PostgreSQL, the memory BENCH_LABS
  * labs linked to a git repository add above the same service with the labs unlinked, once idle (130 s after the
  * links: their sync workers done, their git caches dropped after a quiet minute). BENCH_VARIANTS=compiled runs one.
- * Targets: idle ≤ 150 MB (PostgreSQL), ≤ 350 MB (PGlite); ready < 1.5 s (PostgreSQL), < 5 s (first PGlite start);
+ * Targets (on "idle"): idle ≤ 150 MB (PostgreSQL), ≤ 350 MB (PGlite); ready < 1.5 s (PostgreSQL), < 5 s (first PGlite start);
  * 1,000 linked labs < 50 MB above idle.
  */
 import { Schema } from "effect"
@@ -28,6 +29,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:
 const REPEAT = Number(process.env.BENCH_REPEAT ?? "2")
 const LABS = Number(process.env.BENCH_LABS ?? "1000")
 const SETTLE_MS = 5_000
+const IDLE_MS = 60_000
 /** A lab's git caches go after a quiet minute, looked for every minute (layers/GitDisk.ts): idle within 2 minutes. */
 const LABS_IDLE_MS = 130_000
 const ADMIN = `lsk_bench_admin_${randomBytes(12).toString("hex")}`
@@ -68,6 +70,14 @@ const start = async (args: ReadonlyArray<string>, dataDir: string, databaseUrl: 
   }
 }
 
+/** Resident memory 5 s after ready, and IDLE_MS after ready (no request in between). */
+const startedAndIdle = async (running: Running) => {
+  await sleep(SETTLE_MS)
+  const started = await rssMiB(running.child.pid ?? 0)
+  await sleep(IDLE_MS - SETTLE_MS)
+  return [started, await rssMiB(running.child.pid ?? 0)] as const
+}
+
 const stop = (running: Running) =>
   new Promise<void>((resolve) => {
     running.child.once("exit", () => resolve())
@@ -102,8 +112,7 @@ try {
     for (const variant of variants) {
       const schema = await createSchema(DATABASE_URL, "bench_start")
       const pg = await start(variant.args, join(base, `${variant.name}-${round}-pg`), schema.url)
-      await sleep(SETTLE_MS)
-      const pgIdle = await rssMiB(pg.child.pid ?? 0)
+      const [pgStarted, pgIdle] = await startedAndIdle(pg)
       let labsDelta = Number.NaN
       if (LABS > 0) {
         const ids: Array<string> = []
@@ -122,15 +131,15 @@ try {
 
       const dataDir = join(base, `${variant.name}-${round}-pglite`)
       const first = await start(variant.args, dataDir, undefined)
-      await sleep(SETTLE_MS)
-      const pgliteIdle = await rssMiB(first.child.pid ?? 0)
+      const [pgliteStarted, pgliteIdle] = await startedAndIdle(first)
       await stop(first)
       const second = await start(variant.args, dataDir, undefined)
       await stop(second)
 
       const row =
         `${variant.name.padEnd(9)} round ${round}: ready PostgreSQL ${(pg.readyMs / 1000).toFixed(2)} s, PGlite first ${(first.readyMs / 1000).toFixed(2)} s, ` +
-        `PGlite again ${(second.readyMs / 1000).toFixed(2)} s; idle RSS PostgreSQL ${pgIdle.toFixed(0)} MiB, PGlite ${pgliteIdle.toFixed(0)} MiB; ` +
+        `PGlite again ${(second.readyMs / 1000).toFixed(2)} s; RSS started → idle: PostgreSQL ${pgStarted.toFixed(0)} → ${pgIdle.toFixed(0)} MiB, ` +
+        `PGlite ${pgliteStarted.toFixed(0)} → ${pgliteIdle.toFixed(0)} MiB; ` +
         `${LABS} linked labs +${labsDelta.toFixed(0)} MiB`
       console.log(row)
       rows.push(row)
