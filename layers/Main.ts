@@ -4,6 +4,7 @@ import { join, resolve } from "node:path"
 import * as App from "./App.js"
 import * as Bootstrap from "./Bootstrap.js"
 import { AppConfig } from "./Config.js"
+import * as StartupMemory from "./StartupMemory.js"
 import * as Tracing from "./Tracing.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
 
@@ -79,6 +80,6 @@ export const MainLive = Layer.unwrapEffect(
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000, ...config.git },
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }
-    })
+    }).pipe(StartupMemory.afterStart)
   })
 )
