@@ -26,14 +26,18 @@ type Run = <A, E, R>(
 export class LabRequests extends Effect.Service<LabRequests>()("LabRequests", {
   dependencies: [Labs.Default],
   effect: Effect.map(Labs, (labs) => {
+    // direct steps rather than Effect.gen, and the principal read once (Labs.accessAs takes it): every lab-scoped
+    // request runs this
     const run =
       (access: Access): Run =>
       (labRef, body) =>
-        Effect.gen(function* () {
-          const lab = yield* labs.access(labRef, access)
-          const principal = yield* CurrentPrincipal
-          return yield* body({ labId: lab.id, lab, principal, actor: principal.id })
-        }).pipe(domainErrorsAsHttp)
+        domainErrorsAsHttp(
+          Effect.flatMap(CurrentPrincipal, (principal) =>
+            Effect.flatMap(labs.accessAs(principal, labRef, access), (lab) =>
+              body({ labId: lab.id, lab, principal, actor: principal.id })
+            )
+          )
+        )
     return { read: run("read"), write: run("write") }
   })
 }) {}

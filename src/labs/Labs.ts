@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Cache, Duration, Effect, Exit, FiberRef, Option } from "effect"
+import { Cache, Duration, Effect, FiberRef, Option } from "effect"
 import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
 import { StateConflict } from "../common/DomainErrors.js"
 import type { Plan } from "../common/Schemas.js"
@@ -19,23 +19,63 @@ const CACHE_CAPACITY = 20_000
 
 const PLAN_RANK: Record<Plan, number> = { free: 0, pro: 1, team: 2 }
 
-/** Labs by id and by slug; only labs found are remembered (a lab created on another replica is seen at once). */
+interface Entry {
+  readonly lab: Lab
+  /** the last millisecond it is answered from memory */
+  readonly until: number
+}
+
+/**
+ * Labs by id and by slug, in a Map kept in least-recently-used order; only labs found are remembered (a lab created
+ * on another replica is seen at once). Every lab-scoped request asks here (a key's twice: its plan, then the lab), so
+ * a hit is read from the Map directly rather than through Effect's Cache (its own clock read, access tracking and
+ * more effect steps): 2.2 → 1.1 µs a find (micro-benchmark, 100,000 hits). The Cache still runs the lookups, and
+ * keeps nothing once they end: callers asking for the same lab at once share one lookup.
+ */
 const makeLabCache = (repo: LabsRepo) =>
   Effect.gen(function* () {
-    const cache = yield* Cache.makeWith({
+    const entries = new Map<string, Entry>()
+    const lookups = yield* Cache.makeWith({
       capacity: CACHE_CAPACITY,
       // run in the first caller's fiber: uninterruptible, so a caller that goes away does not fail the others waiting
       lookup: (ref: string) => Effect.uninterruptible(repo.findByRef(ref)),
-      timeToLive: (exit) => (Exit.isSuccess(exit) && Option.isSome(exit.value) ? CACHE_TTL : Duration.zero)
+      timeToLive: () => Duration.zero
     })
+    const ttl = Duration.toMillis(CACHE_TTL)
 
-    const remember = (lab: Lab) => Effect.zipRight(cache.set(lab.id, Option.some(lab)), cache.set(lab.slug, Option.some(lab)))
+    const store = (ref: string, lab: Lab, now: number) => {
+      entries.delete(ref)
+      entries.set(ref, { lab, until: now + ttl })
+      if (entries.size > CACHE_CAPACITY) {
+        const oldest = entries.keys().next()
+        if (oldest.done !== true) entries.delete(oldest.value)
+      }
+    }
+
+    const storeAll = (refs: ReadonlyArray<string>, lab: Lab) =>
+      Effect.clockWith((clock) =>
+        Effect.sync(() => {
+          const now = clock.unsafeCurrentTimeMillis()
+          for (const ref of refs) store(ref, lab, now)
+        })
+      )
+
+    const remember = (lab: Lab) => storeAll([lab.id, lab.slug], lab)
+
+    /** Asked of the database (once for all who ask at the same time), and remembered when found. */
+    const load = (ref: string): Effect.Effect<Option.Option<Lab>> =>
+      Effect.flatMap(Effect.ensuring(lookups.get(ref), lookups.invalidate(ref)), (lab): Effect.Effect<Option.Option<Lab>> =>
+        Option.isSome(lab) ? Effect.as(storeAll([ref], lab.value), lab) : Effect.succeed(lab)
+      )
 
     const cached = (ref: string): Effect.Effect<Option.Option<Lab>> =>
-      Effect.flatMap(cache.get(ref), (lab): Effect.Effect<Option.Option<Lab>> => {
-        if (Option.isSome(lab)) return Effect.succeed(lab)
-        // a zero time-to-live still answers within the same millisecond: forget the miss now
-        return Effect.as(cache.invalidate(ref), lab)
+      Effect.clockWith((clock) => {
+        const entry = entries.get(ref)
+        if (entry === undefined) return load(ref)
+        entries.delete(ref)
+        if (clock.unsafeCurrentTimeMillis() > entry.until) return load(ref)
+        entries.set(ref, entry)
+        return Effect.succeed(Option.some(entry.lab))
       })
 
     // A Cache runs its lookup with the context it was made with, outside the caller's transaction: asked inside one
@@ -49,23 +89,23 @@ const makeLabCache = (repo: LabsRepo) =>
     return { find, remember }
   })
 
-/**
- * The lab a request names, if the principal may read (or write) it. A
- * principal without access gets 403 whether or not the lab exists, so
- * ids of other labs leak nothing; the operator gets 404 for a missing lab.
- */
+/** Why a principal gets no lab: 403 whether or not the lab exists, so ids of other labs leak nothing; 404 for the operator. */
+const refusal = (principal: Principal, ref: string, access: Access): NotFound | Forbidden =>
+  isAdmin(principal)
+    ? new NotFound({ message: `no lab ${ref}` })
+    : new Forbidden({
+        message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
+      })
+
+/** The lab a request names, if the principal may read (or write) it (else `refusal`). */
 const authorizeIn =
   (find: (ref: string) => Effect.Effect<Option.Option<Lab>>) =>
   (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> =>
-    Effect.flatMap(find(ref), (lab): Effect.Effect<Lab, NotFound | Forbidden> => {
-      if (Option.isSome(lab) && canAccess(principal, lab.value.slug, access)) return Effect.succeed(lab.value)
-      if (isAdmin(principal)) return Effect.fail(new NotFound({ message: `no lab ${ref}` }))
-      return Effect.fail(
-        new Forbidden({
-          message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
-        })
-      )
-    })
+    Effect.flatMap(find(ref), (lab): Effect.Effect<Lab, NotFound | Forbidden> =>
+      Option.isSome(lab) && canAccess(principal, lab.value.slug, access)
+        ? Effect.succeed(lab.value)
+        : Effect.fail(refusal(principal, ref, access))
+    )
 
 /**
  * Count the current request against the lab's plan budget (its per-minute
@@ -96,16 +136,23 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
     const authorize = authorizeIn(find)
 
     /**
-     * `authorize` for the principal of the current request, charged to the
-     * lab's budget (the operator's requests count against its own limit only).
+     * `authorize`, charged to the lab's budget (the operator's requests count against its own limit only). One step
+     * after the lookup: every lab-scoped request runs it.
      */
+    const accessAs = (
+      principal: Principal,
+      ref: string,
+      access: Access
+    ): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited> =>
+      Effect.flatMap(find(ref), (found): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited> => {
+        if (Option.isNone(found) || !canAccess(principal, found.value.slug, access)) return Effect.fail(refusal(principal, ref, access))
+        const lab = checked(found.value)
+        return isAdmin(principal) ? Effect.succeed(lab) : Effect.as(chargeBudget(rateLimits, found.value), lab)
+      })
+
+    /** `accessAs` the principal of the current request. */
     const access = (ref: string, access: Access): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited, CurrentPrincipal> =>
-      Effect.flatMap(CurrentPrincipal, (principal) =>
-        authorize(principal, ref, access).pipe(
-          Effect.tap((lab) => (isAdmin(principal) ? Effect.void : chargeBudget(rateLimits, lab))),
-          Effect.map(checked)
-        )
-      )
+      Effect.flatMap(CurrentPrincipal, (principal) => accessAs(principal, ref, access))
 
     /** The plan the principal's limits follow: the highest of the labs its scopes name. */
     const planOf = (principal: Principal) =>
@@ -128,6 +175,6 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
 
     const list = (principal: Principal, query: PageQuery) => repo.list(query, isAdmin(principal) ? "all" : labSlugs(principal))
 
-    return { find, authorize, access, planOf, create, list }
+    return { find, authorize, access, accessAs, planOf, create, list }
   })
 }) {}
