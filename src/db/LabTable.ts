@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import type { Fragment } from "@effect/sql/Statement"
+import { type Fragment, unsafeFragment } from "@effect/sql/Statement"
 import { Effect, Option, Schema } from "effect"
 import type { Page } from "../http/Envelope.js"
 import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
@@ -32,6 +32,9 @@ export interface Where {
   readonly sql: SqlClient.SqlClient
 }
 
+/** An absent filter's condition, made once. */
+const TRUE = unsafeFragment("TRUE")
+
 export const makeLabTable = <A extends Row, I>(spec: LabTableSpec<A, I>) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -41,10 +44,10 @@ export const makeLabTable = <A extends Row, I>(spec: LabTableSpec<A, I>) =>
       Effect.map(decodeRows(rows.slice(0, 1)), (decoded) => Option.fromNullable(decoded[0]))
     const where: Where = {
       sql,
-      eq: (column, value) => (value === undefined ? sql`TRUE` : sql`${sql(column)} = ${value}`),
-      hasTag: (column, tag) => (tag === undefined ? sql`TRUE` : sql`${sql(column)} @> ${JSON.stringify([tag])}::jsonb`),
+      eq: (column, value) => (value === undefined ? TRUE : sql`${sql(column)} = ${value}`),
+      hasTag: (column, tag) => (tag === undefined ? TRUE : sql`${sql(column)} @> ${JSON.stringify([tag])}::jsonb`),
       created: ({ from, to }) =>
-        sql.and([from === undefined ? sql`TRUE` : sql`created_at >= ${from}`, to === undefined ? sql`TRUE` : sql`created_at < ${to}`])
+        sql.and([from === undefined ? TRUE : sql`created_at >= ${from}`, to === undefined ? TRUE : sql`created_at < ${to}`])
     }
 
     const find = (labId: LabId, id: string): Effect.Effect<Option.Option<A>> =>
@@ -73,14 +76,17 @@ export const makeLabTable = <A extends Row, I>(spec: LabTableSpec<A, I>) =>
       conditions: (where: Where) => ReadonlyArray<Fragment>,
       query: PageQuery
     ): Effect.Effect<Page<A>> =>
-      Effect.gen(function* () {
-        const rows = yield* sql`
+      // direct steps rather than Effect.gen: every list request runs this
+      Effect.orDie(
+        Effect.flatMap(
+          sql`
           SELECT * FROM ${table}
           WHERE lab_id = ${labId} AND ${sql.and([...conditions(where), keyset(sql, query.cursor)])}
           ORDER BY created_at DESC, id DESC
-          LIMIT ${query.limit + 1}`
-        return pageOf(yield* decodeRows(rows), query.limit)
-      }).pipe(Effect.orDie)
+          LIMIT ${query.limit + 1}`,
+          (rows) => Effect.map(decodeRows(rows), (decoded) => pageOf(decoded, query.limit))
+        )
+      )
 
     /** A list by the conditions its filter gives: `(labId, filter)` pages the lab's rows matching them. */
     const listBy =

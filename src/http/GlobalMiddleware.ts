@@ -117,13 +117,12 @@ const unavailableHeaders = (response: HttpServerResponse.HttpServerResponse): Re
     : {}
 
 /**
- * The request's span names its request id and route. Asked only when traces are on: without a span,
- * annotateCurrentSpan fails and ignores a NoSuchElementException, an Error (with its stack) made on every request.
+ * The request's span names its request id and route, when traces are on (the caller reads that from its fiber, without
+ * an effect step): without a span, annotateCurrentSpan fails and ignores a NoSuchElementException, an Error (with its
+ * stack) made on every request.
  */
-const spanNames = (requestId: string, route: string) =>
-  Effect.flatMap(FiberRef.get(FiberRef.currentTracerEnabled), (tracing) =>
-    tracing ? Effect.annotateCurrentSpan({ "request.id": requestId, "http.route": route }) : Effect.void
-  )
+const withSpanNames = <A, E, R>(requestId: string, route: string, effect: Effect.Effect<A, E, R>) =>
+  Effect.zipRight(Effect.annotateCurrentSpan({ "request.id": requestId, "http.route": route }), effect)
 
 /** An orchestrator polls these: they skip identification and the rate limits (src/status/Api.ts). */
 const PROBES: ReadonlySet<string> = new Set(["/healthz", "/readyz"])
@@ -251,8 +250,9 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         if (PROBES.has(url)) return probe(incoming)
         const route = routes.templateOf(request.method, url)
         // the request's span (when traces are exported) names the request id the answer and the log carry
+        const served = identifyAndServe(incoming)
         return observed({ requestId, method: request.method, route })(
-          Effect.zipRight(spanNames(requestId, route), identifyAndServe(incoming))
+          fiber.getFiberRef(FiberRef.currentTracerEnabled) ? withSpanNames(requestId, route, served) : served
         )
       })
   })

@@ -51,9 +51,9 @@ export const observed =
       const status = response.status
       counterOf(method, route, status).update(1)
       histogramOf(method, route).update(millis / 1000)
-      const line = Effect.flatMap(FiberRef.get(FiberRef.currentMinimumLogLevel), (minimum) =>
+      const line = Effect.withFiberRuntime<void>((fiber) =>
         // the line's fields are gathered only when it is written
-        LogLevel.greaterThanEqual(LogLevel.Info, minimum)
+        LogLevel.greaterThanEqual(LogLevel.Info, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
           ? Effect.logInfo("request").pipe(
               Effect.annotateLogs({ request_id: requestId, method, route, status, duration_ms: Math.round(millis * 10) / 10 })
             )
