@@ -1,6 +1,7 @@
-// `npm run build`: src/ and layers/ compiled to dist/ (tsconfig.build.json), the worker scripts copied beside them.
+// `npm run build`: src/ and layers/ compiled to dist/ (tsconfig.build.json), the worker scripts copied beside them, and
+// a new PGlite data directory made (dist/pglite-template) for first starts to copy.
 import { spawnSync } from "node:child_process"
-import { copyFileSync, mkdirSync, readdirSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { createRequire } from "node:module"
 import { fileURLToPath } from "node:url"
@@ -13,4 +14,9 @@ mkdirSync(join(root, "dist", "layers"), { recursive: true })
 for (const name of readdirSync(join(root, "layers")).filter((n) => n.endsWith(".mjs"))) {
   copyFileSync(join(root, "layers", name), join(root, "dist", "layers", name))
 }
+// a new embedded database starts as a copy of this one instead of running initdb (layers/PgliteWorker.ts)
+const template = join(root, "dist", "pglite-template")
+rmSync(template, { recursive: true, force: true })
+const initdb = spawnSync(process.execPath, [join(root, "dist", "layers", "pglite-init.mjs"), template], { cwd: root, stdio: "inherit" })
+if (initdb.status !== 0) process.exit(initdb.status ?? 1)
 writeFileSync(join(root, "dist", ".built"), `${new Date().toISOString()}\n`)
