@@ -153,8 +153,8 @@ export const Services = Layer.mergeAll(
  */
 export const ApiLive = Layer.mergeAll(
   HttpApiBuilder.middleware(makeGlobalMiddleware(routes)),
-  HttpApiBuilder.middlewareOpenApi({ path: OPENAPI_PATH }),
-  Docs.layer(DOCS_PATH)
+  Docs.openApi(OPENAPI_PATH),
+  Docs.page(DOCS_PATH)
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers), Layer.provide(AuthenticationLive))),
   Layer.provide(Identity.Default),
