@@ -13,67 +13,74 @@ import * as PgliteWorker from "../../layers/PgliteWorker.js"
 
 const rowsOf = (value: unknown) => (PgliteWorker.isRows(value) ? value : [])
 
+/** A fresh directory for the test, removed after it (also when it fails). */
+const base = Effect.acquireRelease(
+  Effect.promise(() => mkdtemp(join(tmpdir(), "pglite-init-"))),
+  (dir) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+)
+
+/** Opens `dataDir` (no template unless given), runs `f` on it, closes it. */
+const opened = <A>(dataDir: string, templateDir: string, f: (worker: PgliteWorker.PgliteWorker) => Effect.Effect<A, PgliteWorker.PgliteError>) =>
+  Effect.scoped(Effect.flatMap(PgliteWorker.start(dataDir, templateDir), f))
+
 describe("a new PGlite data directory", () => {
   it.live(
     "is created, opened, and opened again with what was written to it",
     () =>
-      Effect.gen(function* () {
-        const base = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "pglite-init-")))
-        const dataDir = join(base, "db")
-        yield* Effect.scoped(
-          Effect.gen(function* () {
-            const worker = yield* PgliteWorker.start(dataDir, join(base, "no-template"))
-            yield* worker.send({ op: "exec", sql: "CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)" })
-            const buffers = yield* worker.send({ op: "query", sql: "SHOW shared_buffers", params: [] })
-            expect(rowsOf(buffers)).toEqual([{ shared_buffers: "32MB" }])
-          })
-        )
-        expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true)
-        const rows = yield* Effect.scoped(
-          Effect.flatMap(PgliteWorker.start(dataDir, join(base, "no-template")), (worker) => worker.send({ op: "query", sql: "SELECT n FROM kept", params: [] }))
-        )
-        expect(rowsOf(rows)).toEqual([{ n: 7 }])
-        yield* Effect.promise(() => rm(base, { recursive: true, force: true }))
-      }),
+      Effect.scoped(
+        Effect.gen(function* () {
+          const dir = yield* base
+          const dataDir = join(dir, "db")
+          const buffers = yield* opened(dataDir, join(dir, "no-template"), (worker) =>
+            worker.send({ op: "exec", sql: "CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)" }).pipe(
+              Effect.zipRight(worker.send({ op: "query", sql: "SHOW shared_buffers", params: [] }))
+            )
+          )
+          expect(rowsOf(buffers)).toEqual([{ shared_buffers: "32MB" }])
+          expect(existsSync(join(dataDir, "PG_VERSION"))).toBe(true)
+          const rows = yield* opened(dataDir, join(dir, "no-template"), (worker) =>
+            worker.send({ op: "query", sql: "SELECT n FROM kept", params: [] })
+          )
+          expect(rowsOf(rows)).toEqual([{ n: 7 }])
+        })
+      ),
     120_000
   )
 
   it.live(
     "is a copy of the build's template when there is one",
     () =>
-      Effect.gen(function* () {
-        const base = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "pglite-init-")))
-        const template = join(base, "template")
-        // a template with a mark in it, so the copy shows where it came from (the build's has none)
-        yield* Effect.scoped(
-          Effect.flatMap(PgliteWorker.start(template, join(base, "no-template")), (worker) =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const dir = yield* base
+          const template = join(dir, "template")
+          // a template with a mark in it, so the copy shows where it came from (the build's has none)
+          yield* opened(template, join(dir, "no-template"), (worker) =>
             worker.send({ op: "exec", sql: "CREATE TABLE mark (n int); INSERT INTO mark VALUES (1)" })
           )
-        )
-        const rows = yield* Effect.scoped(
-          Effect.flatMap(PgliteWorker.start(join(base, "db"), template), (worker) =>
+          const rows = yield* opened(join(dir, "db"), template, (worker) =>
             worker.send({ op: "query", sql: "SELECT n FROM mark", params: [] })
           )
-        )
-        expect(rowsOf(rows)).toEqual([{ n: 1 }])
-        expect(existsSync(join(base, "db.new"))).toBe(false)
-        yield* Effect.promise(() => rm(base, { recursive: true, force: true }))
-      }),
+          expect(rowsOf(rows)).toEqual([{ n: 1 }])
+          expect(existsSync(join(dir, "db.new"))).toBe(false)
+        })
+      ),
     120_000
   )
 
   it.live(
     "that cannot be created fails the start with the reason",
     () =>
-      Effect.gen(function* () {
-        const base = yield* Effect.promise(() => mkdtemp(join(tmpdir(), "pglite-init-")))
-        const file = join(base, "a-file")
-        yield* Effect.promise(() => writeFile(file, "not a directory"))
-        const exit = yield* Effect.exit(Effect.scoped(PgliteWorker.start(join(file, "db"), join(base, "no-template"))))
-        expect(Exit.isFailure(exit)).toBe(true)
-        if (Exit.isFailure(exit)) expect(String(exit.cause)).toMatch(/cannot create .*a-file\/db \(exit 1\): \S/)
-        yield* Effect.promise(() => rm(base, { recursive: true, force: true }))
-      }),
+      Effect.scoped(
+        Effect.gen(function* () {
+          const dir = yield* base
+          const file = join(dir, "a-file")
+          yield* Effect.promise(() => writeFile(file, "not a directory"))
+          const exit = yield* Effect.exit(opened(join(file, "db"), join(dir, "no-template"), () => Effect.void))
+          expect(Exit.isFailure(exit)).toBe(true)
+          if (Exit.isFailure(exit)) expect(String(exit.cause)).toMatch(/cannot create .*a-file\/db \(exit 1\): \S/)
+        })
+      ),
     60_000
   )
 })
