@@ -1,9 +1,8 @@
 import { Deferred, Effect, Either, Exit, FiberId, Schema, type Scope } from "effect"
-import { spawn as spawnProcess } from "node:child_process"
 import { existsSync } from "node:fs"
-import { chmod, cp, readdir, rename, rm, stat } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { createDataDir, makePrivate } from "./PgliteDataDir.js"
 import { Worker } from "node:worker_threads"
 
 const Failure = Schema.Struct({ message: Schema.String }).pipe(Schema.extend(Schema.Record({ key: Schema.String, value: Schema.String })))
@@ -35,21 +34,22 @@ export interface PgliteWorker {
 }
 
 const WORKER_FILE = new URL("./pglite-worker.mjs", import.meta.url)
-const INIT_FILE = new URL("./pglite-init.mjs", import.meta.url)
 /** A new data directory made by `npm run build` (scripts/build.mjs): dist/pglite-template. */
 export const TEMPLATE_DIR = fileURLToPath(new URL("../pglite-template", import.meta.url))
 
 /**
  * Start PGlite on its own thread (pglite-worker.mjs) and talk to it by
  * messages; the thread ends with the scope. It keeps the process alive only
- * while a request is open. A new data directory is a copy of the one the build
- * made (`templateDir`), else created first by a process of its own
- * (pglite-init.mjs): the memory initdb takes stays with it.
+ * while a request is open. A new data directory is made first
+ * (PgliteDataDir.ts).
  */
 export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
     if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) {
-      yield* existsSync(join(templateDir, "PG_VERSION")) ? copyTemplate(templateDir, dataDir) : initialize(dataDir)
+      yield* Effect.tryPromise({
+        try: (signal) => createDataDir(dataDir, templateDir, signal),
+        catch: (cause) => new PgliteError({ message: `cannot create ${dataDir}: ${cause instanceof Error ? cause.message : String(cause)}` })
+      })
     }
     const worker = yield* spawn(dataDir)
     if (dataDir !== undefined) {
@@ -60,25 +60,6 @@ export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): 
     }
     return worker
   })
-
-/**
- * PGlite writes its initial data directory with modes of its own (0666 files
- * whatever the umask) and rewrites pg_internal.init 0644 when it opens; the
- * files PostgreSQL creates later are 0600. Once open, nothing in it is left
- * readable by other users.
- */
-const makePrivate = async (dir: string): Promise<void> => {
-  const { mode } = await stat(dir)
-  if ((mode & 0o077) !== 0) await chmod(dir, mode & 0o700)
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    if (entry.isDirectory()) await makePrivate(path)
-    else if (entry.isFile()) {
-      const file = await stat(path)
-      if ((file.mode & 0o077) !== 0) await chmod(path, file.mode & 0o700)
-    }
-  }
-}
 
 /**
  * The thread's side of the conversation: a Deferred per open request, by id,
@@ -142,40 +123,6 @@ const spawn = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteE
     )
     yield* channel.ready
     return { send: channel.send }
-  })
-
-/** `node pglite-init.mjs <dir>`, interrupted by killing it; its standard error (the last 4 KB) is the failure's message. */
-const initialize = (dataDir: string): Effect.Effect<void, PgliteError> =>
-  Effect.async<void, PgliteError>((resume) => {
-    const child = spawnProcess(process.execPath, [fileURLToPath(INIT_FILE), dataDir], { stdio: ["ignore", "ignore", "pipe"] })
-    let stderr = ""
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr = (stderr + chunk).slice(-4096)
-    })
-    child.once("error", (error) => resume(Effect.fail(new PgliteError({ message: `cannot create ${dataDir}: ${error.message}` }))))
-    child.once("close", (code, signal) =>
-      resume(
-        code === 0
-          ? Effect.void
-          : Effect.fail(new PgliteError({ message: `cannot create ${dataDir} (${signal ?? `exit ${code}`}): ${stderr.trim()}` }))
-      )
-    )
-    return Effect.sync(() => child.kill("SIGKILL"))
-  })
-
-/**
- * The build's new data directory, copied beside `dataDir` and renamed into place, so a start stopped halfway leaves
- * no directory that looks made. initdb took 2.6 s of a first start's ~5.5 (bench:start on this machine).
- */
-const copyTemplate = (templateDir: string, dataDir: string): Effect.Effect<void, PgliteError> =>
-  Effect.tryPromise({
-    try: async () => {
-      const staging = `${dataDir}.new`
-      await rm(staging, { recursive: true, force: true })
-      await cp(templateDir, staging, { recursive: true })
-      await rename(staging, dataDir)
-    },
-    catch: (cause) => new PgliteError({ message: `cannot create ${dataDir} from ${templateDir}: ${String(cause)}` })
   })
 
 /** Rows as the worker sends them: an array of records (query), or of arrays (rowMode "array"). */

@@ -12,7 +12,10 @@ export const openApi = (path: `/${string}`) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
       const { api } = yield* HttpApi.Api
-      const document = yield* Effect.cached(Effect.suspend(() => HttpServerResponse.json(OpenApi.fromApi(api))).pipe(Effect.orDie))
+      // uninterruptible: a client gone while it is made would otherwise leave the interruption cached
+      const document = yield* Effect.cached(
+        Effect.uninterruptible(Effect.suspend(() => HttpServerResponse.json(OpenApi.fromApi(api))).pipe(Effect.orDie))
+      )
       yield* router.get(path, document)
     })
   )
@@ -26,6 +29,7 @@ export const page = (path: `/${string}`) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
       const api = yield* HttpApi.Api
+      // uninterruptible, as the document above
       const page = yield* Effect.cached(
         Effect.promise(() => import("@effect/platform/HttpApiScalar")).pipe(
           Effect.flatMap((Scalar) =>
@@ -37,7 +41,8 @@ export const page = (path: `/${string}`) =>
                 )
               )
             )
-          )
+          ),
+          Effect.uninterruptible
         )
       )
       yield* router.get(path, Effect.flatten(page))

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { existsSync } from "node:fs"
-import { mkdtemp, rm, writeFile } from "node:fs/promises"
+import { mkdir, mkdtemp, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as PgliteWorker from "../../layers/PgliteWorker.js"
@@ -69,6 +69,26 @@ describe("a new PGlite data directory", () => {
   )
 
   it.live(
+    "fills a directory that is there already (a volume mounted on it) and leaves nothing readable by others",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const dir = yield* base
+          const template = join(dir, "template")
+          yield* opened(template, join(dir, "no-template"), () => Effect.void)
+          const dataDir = join(dir, "db")
+          yield* Effect.promise(() => mkdir(join(dataDir, "lost+found"), { recursive: true }))
+          const rows = yield* opened(dataDir, template, (worker) => worker.send({ op: "query", sql: "SELECT 1 AS one", params: [] }))
+          expect(rowsOf(rows)).toEqual([{ one: 1 }])
+          const mode = yield* Effect.promise(() => stat(join(dataDir, "PG_VERSION")))
+          expect(mode.mode & 0o077).toBe(0)
+          expect(existsSync(join(dir, "db.new"))).toBe(false)
+        })
+      ),
+    120_000
+  )
+
+  it.live(
     "that cannot be created fails the start with the reason",
     () =>
       Effect.scoped(
@@ -78,7 +98,7 @@ describe("a new PGlite data directory", () => {
           yield* Effect.promise(() => writeFile(file, "not a directory"))
           const exit = yield* Effect.exit(opened(join(file, "db"), join(dir, "no-template"), () => Effect.void))
           expect(Exit.isFailure(exit)).toBe(true)
-          if (Exit.isFailure(exit)) expect(String(exit.cause)).toMatch(/cannot create .*a-file\/db \(exit 1\): \S/)
+          if (Exit.isFailure(exit)) expect(String(exit.cause)).toMatch(/cannot create .*a-file\/db: \S/)
         })
       ),
     60_000
