@@ -95,20 +95,15 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
     const { find, remember } = yield* makeLabCache(repo)
     const authorize = authorizeIn(find)
 
-    /**
-     * `authorize`, charged to the lab's budget (the operator's requests count against its own limit only). One step
-     * after the lookup: every lab-scoped request runs it.
-     */
+    /** `authorize`, charged to the lab's budget (the operator's requests count against its own limit only). */
     const accessAs = (
       principal: Principal,
       ref: string,
       access: Access
     ): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited> =>
-      Effect.flatMap(find(ref), (found): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited> => {
-        if (Option.isNone(found) || !canAccess(principal, found.value.slug, access)) return Effect.fail(refusal(principal, ref, access))
-        const lab = checked(found.value)
-        return isAdmin(principal) ? Effect.succeed(lab) : Effect.as(chargeBudget(rateLimits, found.value), lab)
-      })
+      Effect.flatMap(authorize(principal, ref, access), (lab) =>
+        isAdmin(principal) ? Effect.succeed(checked(lab)) : Effect.map(chargeBudget(rateLimits, lab), () => checked(lab))
+      )
 
     /** `accessAs` the principal of the current request. */
     const access = (ref: string, access: Access): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited, CurrentPrincipal> =>

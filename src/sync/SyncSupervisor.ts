@@ -265,7 +265,13 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
     return {
       /** A webhook or a new link: pull the newest head (coalesced; on record until pulled, for the replicas' sweep). */
       requestPull: (labId: LabId) =>
-        Effect.zipRight(FiberSet.run(recordings, Effect.catchAllCause(repo.wantPull(labId), (c) => Effect.logWarning("a pull request was not recorded", c))), Effect.asVoid(ask(s, labId, (w) => ({ ...w, pull: true })))),
+        Effect.zipRight(
+          FiberSet.run(
+            recordings,
+            Effect.catchAllCause(repo.wantPull(labId), (cause) => Effect.logWarning("a pull request was not recorded", cause))
+          ),
+          Effect.asVoid(ask(s, labId, (w) => ({ ...w, pull: true })))
+        ),
       /** Writes are waiting in the outbox (SyncSignal: the files API's own check of the lab came first). */
       outboxChanged: (labId: string) => Effect.asVoid(ask(s, systemLab(labId), (w) => ({ ...w, push: true }))),
       syncNow: (labId: LabId, subPath: Option.Option<string>) => syncNow(s, labId, subPath),
