@@ -10,7 +10,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Exit, Ref, TestServices } from "effect"
 import * as Database from "../../layers/Database.js"
-import { DatabaseUnavailable, isConnectionLoss, withConnectionRetry } from "../../src/db/ConnectionLoss.js"
+import { DatabaseUnavailable, isConnectionLoss, isTransientConflict, withConnectionRetry } from "../../src/db/ConnectionLoss.js"
 
 /** What pg reports for a backend ended by pg_terminate_backend while a statement ran. */
 const terminated = () =>
@@ -19,6 +19,10 @@ const terminated = () =>
     cause: Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" })
   })
 
+/** What pg reports for a statement PostgreSQL chose to end a deadlock with (its transaction rolled back). */
+const deadlocked = () =>
+  new SqlError({ message: "Failed to execute statement", cause: Object.assign(new Error("deadlock detected"), { code: "40P01" }) })
+
 describe("what a lost connection is", () => {
   it("is a terminated backend, a connection class SQLSTATE, a dropped socket or no connection to be had", () => {
     expect(isConnectionLoss(terminated())).toBe(true)
@@ -26,6 +30,12 @@ describe("what a lost connection is", () => {
     expect(isConnectionLoss(new SqlError({ message: "x", cause: Object.assign(new Error("read"), { code: "ECONNRESET" }) }))).toBe(true)
     expect(isConnectionLoss(new SqlError({ message: "x", cause: new Error("Connection terminated unexpectedly") }))).toBe(true)
     expect(isConnectionLoss(new SqlError({ message: "Failed to acquire connection", cause: new Error("x") }))).toBe(true)
+  })
+  it("is apart from a transaction rolled back to settle a deadlock or a serialization conflict", () => {
+    expect(isTransientConflict(deadlocked())).toBe(true)
+    expect(isTransientConflict(new SqlError({ message: "x", cause: Object.assign(new Error("could not serialize"), { code: "40001" }) }))).toBe(true)
+    expect(isTransientConflict(terminated())).toBe(false)
+    expect(isConnectionLoss(deadlocked())).toBe(false)
   })
   it("is not a statement the database refused", () => {
     expect(isConnectionLoss(new SqlError({ message: "x", cause: Object.assign(new Error("dup"), { code: "23505" }) }))).toBe(false)
@@ -44,11 +54,15 @@ layer(Database.layer({ kind: "pglite", dataDir: undefined }))("a request that lo
   const insert = (name: string) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`INSERT INTO ${table} (name) VALUES ($1)`, [name]))
 
   /** Run `request` under the retry; the connection is lost on each of the first `losses` runs at the point `lose` marks. */
-  const run = <A>(losses: number, request: (lose: Effect.Effect<void, SqlError>) => Effect.Effect<A, SqlError, SqlClient.SqlClient>) =>
+  const run = <A>(
+    losses: number,
+    request: (lose: Effect.Effect<void, SqlError>) => Effect.Effect<A, SqlError, SqlClient.SqlClient>,
+    failure: () => SqlError = terminated
+  ) =>
     Effect.gen(function* () {
       yield* setUp
       const runs = yield* Ref.make(0)
-      const lose = Effect.flatMap(Ref.get(runs), (n) => (n <= losses ? Effect.fail(terminated()) : Effect.void))
+      const lose = Effect.flatMap(Ref.get(runs), (n) => (n <= losses ? Effect.fail(failure()) : Effect.void))
       // the retries' delays on the real clock
       const exit = yield* withConnectionRetry(Effect.zipRight(Ref.update(runs, (n) => n + 1), Effect.orDie(request(lose)))).pipe(
         Effect.exit,
@@ -100,6 +114,16 @@ layer(Database.layer({ kind: "pglite", dataDir: undefined }))("a request that lo
       const { exit, runs } = yield* run(100, (lose) => Effect.zipRight(lose, rows("nobody")))
       expect(exit).toEqual(Exit.fail(new DatabaseUnavailable({ mayHaveLanded: false })))
       expect(runs).toBe(5)
+    })
+  )
+
+  it.effect("runs again a transaction the database rolled back to break a deadlock: the write is made once", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const { exit, runs } = yield* run(1, (lose) => sql.withTransaction(Effect.zipRight(insert("deadlocked"), lose)), deadlocked)
+      expect(Exit.isSuccess(exit)).toBe(true)
+      expect(runs).toBe(2)
+      expect(yield* rows("deadlocked")).toBe(1)
     })
   )
 
