@@ -56,6 +56,8 @@ describe("the deployment's log", () => {
       await user.writeOk(labId, "/notes/a.md", "a\n")
       await user.pushed(labId)
       const head = await bareGit(git.root, "logs")("rev-parse", "main")
+      // the push's line is written once its job ends, which may be just after the host has the commit
+      await until(async () => (service.output().includes('"message":"push"') ? true : undefined), "the push's log line", 10_000)
 
       const output = service.output()
       const lines = output.split("\n").filter((l) => l.trim() !== "").map((l) => decodeLine(l))
