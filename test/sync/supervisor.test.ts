@@ -79,6 +79,9 @@ const syncedLab = Effect.gen(function* () {
   const started = yield* startSupervisor
   yield* started.supervisor.requestPull(systemLab(lab.id))
   yield* until("the lab is synced", Effect.map(sync.link(lab.id), (l) => Option.isSome(l) && l.value.lastSyncSha !== null))
+  // the start's catch-up and the request above can make two jobs: a write queued while the second runs would be
+  // pushed by it (a suite run saw 201 of a test's 1,200 writes land that way), so the test starts with no job running
+  yield* until("every worker has ended", Effect.map(started.supervisor.activeLabs, (n) => n === 0))
   return { labId: systemLab(lab.id), url, ...started }
 })
 
