@@ -112,9 +112,25 @@ const putBack = (sql: SqlClient.SqlClient, labId: LabId, table: LabTable, archiv
   })
 
 /**
+ * Lock the lab's rows of the tables about to be deleted, parents first, before anything updates the lab's counters.
+ * Every delete of a lab's row locks the row (and its children, by cascade) and then the counters (lab_usage: the
+ * statement triggers of migrations 8 and 10), so this takes them in that order too. Deleting table after table
+ * instead updated the counters at the first delete and only then reached the later tables' rows: a dataset's delete
+ * holding its row and waiting for the counters, while the restore held the counters and waited for that row, was a
+ * deadlock (40P01, the fuzz test's DELETE /datasets/{id} during a restore; test/backups/restore-lock-order.test.ts).
+ */
+const lockRows = (sql: SqlClient.SqlClient, labId: LabId, tables: ReadonlyArray<LabTable>) =>
+  Effect.forEach(
+    tables,
+    (table) =>
+      sql`SELECT count(*) FROM (SELECT 1 FROM ${sql.literal(quote(table.name))} WHERE lab_id = ${labId} FOR UPDATE) locked`,
+    { discard: true }
+  )
+
+/**
  * Put the lab back as archived, in the caller's transaction: stage the
- * archived rows in a temporary table, delete the lab's rows of the replaced
- * tables (children first), insert the archived ones (parents first) with
+ * archived rows in a temporary table, lock the lab's rows of the replaced
+ * tables (parents first, see lockRows), delete them (children first), insert the archived ones (parents first) with
  * json_populate_record, each table in one statement so rows referencing
  * rows of the same table are fine; merged tables get their archived rows
  * back next to the newer ones, kept tables are not touched (RESTORE_POLICY).
@@ -144,6 +160,7 @@ export const restoreLab = (
     }
 
     const replaced = current.filter((t) => RESTORE_POLICY[t.name] === undefined)
+    yield* lockRows(sql, labId, replaced)
     for (const table of [...replaced].reverse()) {
       yield* sql`DELETE FROM ${sql.literal(quote(table.name))} WHERE lab_id = ${labId}`
     }
