@@ -91,7 +91,7 @@ const toErrorResponse = (routes: RouteTable, requestId: string) => (cause: Cause
         if (failure.reason === "Decode") return errorResponse("ValidationError", "the request body is not valid JSON")
       }
     }
-    yield* Effect.logError("request failed with a defect", cause).pipe(Effect.annotateLogs({ request_id: requestId }))
+    yield* Effect.logError("request failed with a defect", cause, { request_id: requestId })
     return errorResponse("ServerError", `internal error; quote ${requestId} when reporting it`)
   })
 
@@ -232,7 +232,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           const failure = Cause.squash(cause)
           if (failure instanceof DatabaseUnavailable) return Effect.succeed(databaseUnavailable(failure))
           return Effect.as(
-            Effect.logError("request failed before routing", cause).pipe(Effect.annotateLogs({ request_id: requestId })),
+            Effect.logError("request failed before routing", cause, { request_id: requestId }),
             errorResponse("ServerError", `internal error; quote ${requestId} when reporting it`, { "x-request-id": requestId })
           )
         })

@@ -54,9 +54,8 @@ export const observed =
       const line = Effect.withFiberRuntime<void>((fiber) =>
         // the line's fields are gathered only when it is written
         LogLevel.greaterThanEqual(LogLevel.Info, fiber.getFiberRef(FiberRef.currentMinimumLogLevel))
-          ? Effect.logInfo("request").pipe(
-              Effect.annotateLogs({ request_id: requestId, method, route, status, duration_ms: Math.round(millis * 10) / 10 })
-            )
+          ? // the fields are written as the line's annotations (layers/Logging.ts)
+            Effect.logInfo("request", { request_id: requestId, method, route, status, duration_ms: Math.round(millis * 10) / 10 })
           : Effect.void
       )
       return status === 429 ? Effect.zipRight(Metric.increment(rateLimitRefusals), line) : line

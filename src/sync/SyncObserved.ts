@@ -26,15 +26,15 @@ const observed = <A, E, R>(
       Effect.tapError((error) =>
         Effect.zipRight(
           Metric.increment(failures[kind]),
-          Effect.logWarning(`${kind} failed`).pipe(Effect.annotateLogs({ lab: labId, duration_ms: elapsed(), error: String(error) }))
+          Effect.logWarning(`${kind} failed`, { lab: labId, duration_ms: elapsed(), error: String(error) })
         )
       )
     )
     const millis = elapsed()
     yield* Metric.update(seconds[kind], millis / 1000)
     const { idle, fields } = yield* describe(result)
-    const line = Effect.annotateLogs({ lab: labId, ...fields, duration_ms: millis })
-    yield* idle ? Effect.logDebug(kind).pipe(line) : Effect.logInfo(kind).pipe(line)
+    const line = { lab: labId, ...fields, duration_ms: millis }
+    yield* idle ? Effect.logDebug(kind, line) : Effect.logInfo(kind, line)
     return result
   }).pipe(Effect.withSpan(`sync.${kind}`, { attributes: { "lab.id": labId } }))
 
