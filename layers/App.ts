@@ -21,7 +21,6 @@ import { warmUpFileWrites } from "../src/files/WarmUp.js"
 import * as JoseJwks from "./auth/JoseJwks.js"
 import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
-import * as GitMemory from "./git/GitMemory.js"
 import * as NodeServer from "./NodeServer.js"
 import * as Tracing from "./Tracing.js"
 import type { Git } from "../src/sync/Git.js"
@@ -66,8 +65,11 @@ export interface AppSettings {
   readonly tracing?: Option.Option<Tracing.Exporter>
 }
 
+/** The in-memory git (tests) is loaded only when asked for: a deployment does not load it and memfs. */
+const memoryGit = Layer.unwrapEffect(Effect.promise(() => import("./git/GitMemory.js")).pipe(Effect.map((memory) => memory.layer)))
+
 const gitLayer = (git: AppSettings["git"]): Layer.Layer<Git> =>
-  git.kind === "disk" ? GitDisk.layer(git) : git.kind === "memory" ? GitMemory.layer : git.layer
+  git.kind === "disk" ? GitDisk.layer(git) : git.kind === "memory" ? memoryGit : git.layer
 
 /** The adapters and settings the API runs on. */
 export const environment = (settings: AppSettings) => {
