@@ -1,19 +1,13 @@
 // `npm run build`: src/ and layers/ compiled to dist/ (tsconfig.build.json), the worker scripts copied beside them, and
 // a new PGlite data directory made (dist/pglite-template) for first starts to copy.
 import { spawnSync } from "node:child_process"
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { copyFileSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { createRequire } from "node:module"
-import { fileURLToPath } from "node:url"
+import { fileURLToPath, pathToFileURL } from "node:url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 
-/** Owner-only modes (PGlite writes 0666 files): a first start copies the template into DATA_DIR. */
-const privateTree = (path) => {
-  const stats = statSync(path)
-  chmodSync(path, stats.mode & 0o700)
-  if (stats.isDirectory()) for (const name of readdirSync(path)) privateTree(join(path, name))
-}
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc")
 const compiled = spawnSync(process.execPath, [tsc, "-p", join(root, "tsconfig.build.json")], { cwd: root, stdio: "inherit" })
 if (compiled.status !== 0) process.exit(compiled.status ?? 1)
@@ -25,8 +19,11 @@ for (const name of readdirSync(join(root, "layers")).filter((n) => n.endsWith(".
 const template = join(root, "dist", "pglite-template")
 rmSync(template, { recursive: true, force: true })
 const initdb = spawnSync(process.execPath, [join(root, "dist", "layers", "pglite-init.mjs"), template], { cwd: root, stdio: "inherit" })
-if (initdb.status === 0) privateTree(template)
-else {
+if (initdb.status === 0) {
+  // owner-only modes (PGlite writes 0666 files): a first start copies the template into DATA_DIR
+  const { makePrivate } = await import(pathToFileURL(join(root, "dist", "layers", "PgliteDataDir.js")).href)
+  await makePrivate(template)
+} else {
   rmSync(template, { recursive: true, force: true })
   console.error("no PGlite template (initdb failed): a first start will run initdb itself")
 }
