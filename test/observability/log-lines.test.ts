@@ -53,6 +53,14 @@ describe("log lines", () => {
       expect(Schema.decodeUnknownSync(JsonLine)(line)).toEqual({ message: ["two", "parts"], logLevel: "WARN", annotations: {} })
     }))
 
+  it.effect("an error beside the message is not taken for fields", () =>
+    Effect.gen(function* () {
+      const [line] = yield* written("json", Effect.logWarning("rate limit store failed; request allowed", new Error("ECONNREFUSED")))
+      const decoded = Schema.decodeUnknownSync(JsonLine)(line)
+      expect(decoded.message).toHaveLength(2)
+      expect(decoded.annotations).toEqual({})
+    }))
+
   it.effect("logfmt writes the fields as keys and values", () =>
     Effect.gen(function* () {
       const [line] = yield* written("logfmt", Effect.logInfo("push", { lab: "lab_1", pushed: 3 }))
