@@ -49,7 +49,8 @@ export const isTransientConflict = (u: unknown): boolean => {
 
 const retryable = (u: unknown) => isConnectionLoss(u) || isTransientConflict(u)
 
-const causeHasConnectionLoss = (cause: Cause.Cause<unknown>): boolean =>
+/** A lost connection or a conflict the database settled by rolling back: either way, nothing of that transaction was saved. */
+const causeIsRetryable = (cause: Cause.Cause<unknown>): boolean =>
   Cause.reduce(cause, false, (found, part) =>
     found ? Option.some(true) : part._tag === "Fail" ? Option.some(retryable(part.error)) : part._tag === "Die" ? Option.some(retryable(part.defect)) : Option.none()
   )
@@ -125,7 +126,7 @@ export const withConnectionRetry = <A, E, R>(
       Effect.locally(CurrentLedger, Option.some(ledger)),
       Effect.locally(Statement.currentTransformer, Option.some(noteAutocommitWrites(ledger))),
       Effect.sandbox,
-      Effect.mapError((cause): Failed<E> => ({ cause, lost: causeHasConnectionLoss(cause), mayHaveLanded: ledger.mayHaveLanded }))
+      Effect.mapError((cause): Failed<E> => ({ cause, lost: causeIsRetryable(cause), mayHaveLanded: ledger.mayHaveLanded }))
     )
   })
   const retried = options.retry ? Effect.retry(attempt, { schedule: RETRIES, while: (f) => f.lost && !f.mayHaveLanded }) : attempt
