@@ -39,6 +39,7 @@ export class BackupsApi extends HttpApiGroup.make("backups")
         status: 202
       })
       .addError(ConflictWire)
+      .addError(QuotaExceededWire)
   )
   .add(
     HttpApiEndpoint.get("download", "/backups/:id/download")

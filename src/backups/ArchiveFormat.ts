@@ -1,5 +1,5 @@
 import { StringDecoder } from "node:string_decoder"
-import { createGunzip, createGzip } from "node:zlib"
+import { createGunzip } from "node:zlib"
 
 /** The archive's plumbing, free of the database: table order, and gzip'd lines written and read. */
 
@@ -26,42 +26,47 @@ export const foreignKeyOrder = (
   return [...order, ...[...names].filter((t) => !placed.has(t)).sort()]
 }
 
-/** A gzip stream collected in memory, written with backpressure, hashed at the end. */
-export class GzipSink {
-  private readonly gzip = createGzip({ level: 6 })
-  private readonly chunks: Array<Buffer> = []
+/**
+ * A gzip'd text read chunk by chunk: each `push` gives the complete lines decompressed so far, `end` the rest, so
+ * memory holds a chunk and a line at most. A corrupt stream fails the step that meets it.
+ */
+export class GunzipLines {
+  private readonly gunzip = createGunzip()
+  private readonly decoder = new StringDecoder("utf8")
+  private readonly failed: Promise<never>
+  private readonly ended: Promise<void>
+  private rest = ""
+  private lines: Array<string> = []
   constructor() {
-    this.gzip.on("data", (chunk: Buffer) => this.chunks.push(chunk))
-  }
-  write(text: string): Promise<void> {
-    return new Promise((resolve, reject) => this.gzip.write(text, (error) => (error ? reject(error) : resolve())))
-  }
-  end(): Promise<Buffer> {
-    return new Promise((resolve, reject) => {
-      this.gzip.once("end", () => resolve(Buffer.concat(this.chunks)))
-      this.gzip.once("error", reject)
-      this.gzip.end()
+    this.gunzip.on("data", (chunk: Buffer) => {
+      this.rest += this.decoder.write(chunk)
+      let start = 0
+      for (let end = this.rest.indexOf("\n"); end >= 0; end = this.rest.indexOf("\n", start)) {
+        this.lines.push(this.rest.slice(start, end))
+        start = end + 1
+      }
+      this.rest = this.rest.slice(start)
     })
+    this.failed = new Promise<never>((_, reject) => this.gunzip.once("error", reject))
+    this.failed.catch(() => undefined)
+    this.ended = new Promise<void>((resolve) => this.gunzip.once("end", resolve))
+  }
+  private take(): Array<string> {
+    const lines = this.lines
+    this.lines = []
+    return lines
+  }
+  async push(chunk: Uint8Array): Promise<Array<string>> {
+    const written = new Promise<void>((resolve, reject) => this.gunzip.write(chunk, (e) => (e ? reject(e) : resolve())))
+    await Promise.race([written, this.failed])
+    return this.take()
+  }
+  async end(): Promise<Array<string>> {
+    this.gunzip.end()
+    await Promise.race([this.ended, this.failed])
+    this.rest += this.decoder.end()
+    if (this.rest !== "") this.lines.push(this.rest)
+    this.rest = ""
+    return this.take()
   }
 }
-
-/** Lines of a gzip'd text, as the decompressor produces them. */
-export async function* gunzipLines(archive: Uint8Array): AsyncGenerator<string> {
-  const gunzip = createGunzip()
-  gunzip.end(Buffer.from(archive))
-  const decoder = new StringDecoder("utf8")
-  let rest = ""
-  for await (const chunk of gunzip) {
-    if (!(chunk instanceof Buffer)) continue
-    rest += decoder.write(chunk)
-    let start = 0
-    for (let end = rest.indexOf("\n"); end >= 0; end = rest.indexOf("\n", start)) {
-      yield rest.slice(start, end)
-      start = end + 1
-    }
-    rest = rest.slice(start)
-  }
-  rest += decoder.end()
-  if (rest !== "") yield rest
-}
-

@@ -2,8 +2,9 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
+import { inBackground } from "../db/Priority.js"
 import type { LabId } from "../labs/LabId.js"
-import { gunzipLines } from "./ArchiveFormat.js"
+import { GunzipLines } from "./ArchiveFormat.js"
 import {
   ArchiveError,
   decodeHeader,
@@ -17,10 +18,12 @@ import {
   ROW_PREFIX,
   type Trailer
 } from "./ArchiveSchema.js"
+import { readChunks } from "./ArchiveStore.js"
 
-/** Rows (and bytes) per statement while staging a restore. */
+/** Rows (and bytes) per statement while staging a restore, and staged rows deleted per statement afterwards. */
 const STAGE_ROWS = 500
-const STAGE_BYTES = 4 * 1024 * 1024
+const STAGE_BYTES = 1024 * 1024
+const CLEAR_ROWS = 200
 
 /**
  * The experiments scheduler's per-lab lock (src/experiments/Scheduler.ts): held
@@ -28,21 +31,45 @@ const STAGE_BYTES = 4 * 1024 * 1024
  */
 const schedulerLock = (labId: string) => `experiments:${labId}`
 
-/** The archive's lines, decompressed as they are read (a gzip error fails the stream). */
-const lines = (archive: Uint8Array) =>
-  Stream.suspend(() =>
-    Stream.fromAsyncIterable(
-      gunzipLines(archive),
-      (cause) => new ArchiveError({ message: `the archive cannot be read: ${cause instanceof Error ? cause.message : String(cause)}` })
-    )
+const unreadable = (cause: unknown) =>
+  new ArchiveError({ message: `the archive cannot be read: ${cause instanceof Error ? cause.message : String(cause)}` })
+
+/** A backup's archive checked and its rows staged in restore_rows (migration 13), ready to be put in the lab. */
+export interface Staged {
+  readonly backupId: string
+  readonly header: typeof Header.Type
+  readonly trailer: typeof Trailer.Type
+}
+
+/** Delete what a restore staged, a few rows per statement (a restore's rows are megabytes). */
+export const clearStaged = (sql: SqlClient.SqlClient, backupId: string) =>
+  inBackground(
+    Effect.iterate(CLEAR_ROWS, {
+      while: (deleted) => deleted >= CLEAR_ROWS,
+      body: () =>
+        Effect.map(
+          sql`WITH gone AS (
+                DELETE FROM restore_rows WHERE (backup_id, tbl, seq) IN (
+                  SELECT backup_id, tbl, seq FROM restore_rows WHERE backup_id = ${backupId} LIMIT ${CLEAR_ROWS})
+                RETURNING 1)
+              SELECT count(*)::int AS n FROM gone`,
+          (rows) => {
+            const n = rows[0]?.["n"]
+            return typeof n === "number" ? n : 0
+          }
+        )
+    })
   )
 
 /**
- * Read the archive into the temporary table restore_rows (tbl, row), checking it is a complete backup of this
- * lab: its header first, its trailer last. Returns both.
+ * Read the backup's archive chunk by chunk into restore_rows, each batch its own statement, checking it is a
+ * complete backup of this lab (its header first, its trailer last) whose bytes match their SHA-256.
  */
-const stage = (sql: SqlClient.SqlClient, labId: LabId, archive: Uint8Array) =>
+export const stageArchive = (sql: SqlClient.SqlClient, backupId: string, labId: LabId, sha256: string) =>
   Effect.gen(function* () {
+    yield* clearStaged(sql, backupId)
+    const hash = createHash("sha256")
+    const gunzip = new GunzipLines()
     const state: {
       header: Option.Option<typeof Header.Type>
       trailer: Option.Option<typeof Trailer.Type>
@@ -54,15 +81,16 @@ const stage = (sql: SqlClient.SqlClient, labId: LabId, archive: Uint8Array) =>
       const batch = `[${state.pending.join(",")}]`
       state.pending = []
       state.bytes = 0
-      return Effect.asVoid(sql`INSERT INTO restore_rows (tbl, row)
-        SELECT x->>'table', x->'row' FROM json_array_elements(${batch}::json) x`)
+      return inBackground(
+        Effect.asVoid(sql`INSERT INTO restore_rows (backup_id, tbl, row)
+          SELECT ${backupId}, x->>'table', x->'row' FROM json_array_elements(${batch}::json) x`)
+      )
     })
-
-    yield* Stream.runForEach(lines(archive), (line) =>
+    const line = (text: string) =>
       Effect.gen(function* () {
-        if (line === "") return
+        if (text === "") return
         if (Option.isNone(state.header)) {
-          const header = decodeHeader(line)
+          const header = decodeHeader(text)
           if (Option.isNone(header) || header.value.labId !== labId) {
             return yield* new ArchiveError({ message: "the archive is not a backup of this lab in a known format" })
           }
@@ -71,28 +99,65 @@ const stage = (sql: SqlClient.SqlClient, labId: LabId, archive: Uint8Array) =>
         }
         if (Option.isSome(state.trailer)) return yield* new ArchiveError({ message: "the archive has data after its end" })
         // rows are staged as they are (the database parses them); anything else must be the trailer
-        if (line.startsWith(ROW_PREFIX)) {
-          state.pending.push(line)
-          state.bytes += line.length
+        if (text.startsWith(ROW_PREFIX)) {
+          state.pending.push(text)
+          state.bytes += text.length
           if (state.pending.length >= STAGE_ROWS || state.bytes >= STAGE_BYTES) yield* flush
           return
         }
-        const trailer = decodeTrailer(line)
+        const trailer = decodeTrailer(text)
         if (Option.isNone(trailer)) return yield* new ArchiveError({ message: "the archive has a line that is neither a row nor its end" })
         state.trailer = trailer
       })
+    const lines = (texts: ReadonlyArray<string>) => Effect.forEach(texts, line, { discard: true })
+
+    // the checksum is checked first: whatever else is wrong with a corrupt archive, that is what to say
+    let problem = Option.none<ArchiveError>()
+    const unlessFailed = <E, R>(step: Effect.Effect<void, ArchiveError | E, R>) =>
+      Option.isSome(problem)
+        ? Effect.void
+        : Effect.catchIf(step, (e): e is ArchiveError => e instanceof ArchiveError, (e) => Effect.sync(() => (problem = Option.some(e))))
+    yield* Stream.runForEach(readChunks(sql, backupId), (chunk) =>
+      Effect.suspend(() => {
+        hash.update(chunk)
+        return unlessFailed(Effect.flatMap(Effect.tryPromise({ try: () => gunzip.push(chunk), catch: unreadable }), lines))
+      })
     )
+    if (hash.digest("hex") !== sha256) {
+      return yield* new ArchiveError({ message: "the archive does not match its SHA-256: it is corrupt" })
+    }
+    if (Option.isSome(problem)) return yield* problem.value
+    yield* lines(yield* Effect.tryPromise({ try: () => gunzip.end(), catch: unreadable }))
     yield* flush
     const header = state.header
     const trailer = state.trailer
     if (Option.isNone(header) || Option.isNone(trailer)) {
       return yield* new ArchiveError({ message: "the archive is truncated" })
     }
-    return { header: header.value, trailer: trailer.value }
-  })
+    const staged: Staged = { backupId, header: header.value, trailer: trailer.value }
+    return staged
+  }).pipe(Effect.tapErrorCause(() => Effect.ignore(clearStaged(sql, backupId))))
+
+/** Bytes of the files staged (what the stored-bytes quota counts of them), for a backup that did not note them. */
+export const stagedFileBytes = (sql: SqlClient.SqlClient, staged: Staged) =>
+  Effect.map(
+    sql`SELECT COALESCE(sum((row->>'size')::bigint), 0)::float8 AS n FROM restore_rows
+        WHERE backup_id = ${staged.backupId} AND tbl = 'files'`,
+    (rows) => {
+      const n = rows[0]?.["n"]
+      return typeof n === "number" ? n : 0
+    }
+  )
 
 /** Insert the staged rows of one table; the number put back. */
-const putBack = (sql: SqlClient.SqlClient, labId: LabId, table: LabTable, archivedColumns: ReadonlyArray<string>, merge: boolean) =>
+const putBack = (
+  sql: SqlClient.SqlClient,
+  labId: LabId,
+  backupId: string,
+  table: LabTable,
+  archivedColumns: ReadonlyArray<string>,
+  merge: boolean
+) =>
   Effect.gen(function* () {
     const had = new Set(archivedColumns)
     const columns = table.insertable.filter((c) => had.has(c))
@@ -103,7 +168,7 @@ const putBack = (sql: SqlClient.SqlClient, labId: LabId, table: LabTable, archiv
         INSERT INTO ${sql.literal(quote(table.name))} (${sql.literal(target)}) OVERRIDING SYSTEM VALUE
         SELECT ${sql.literal(source)}
         FROM restore_rows r, json_populate_record(NULL::${sql.literal(quote(table.name))}, r.row) p
-        WHERE r.tbl = ${table.name} AND p.lab_id = ${labId}
+        WHERE r.backup_id = ${backupId} AND r.tbl = ${table.name} AND p.lab_id = ${labId}
         ${sql.literal(merge ? "ON CONFLICT DO NOTHING" : "")}
         RETURNING 1
       )
@@ -128,31 +193,19 @@ const lockRows = (sql: SqlClient.SqlClient, labId: LabId, tables: ReadonlyArray<
   )
 
 /**
- * Put the lab back as archived, in the caller's transaction: stage the
- * archived rows in a temporary table, lock the lab's rows of the replaced
- * tables (parents first, see lockRows), delete them (children first), insert the archived ones (parents first) with
- * json_populate_record, each table in one statement so rows referencing
- * rows of the same table are fine; merged tables get their archived rows
- * back next to the newer ones, kept tables are not touched (RESTORE_POLICY).
- * Tables created after the backup are left alone; columns added since get
- * their defaults. Returns the rows put back.
+ * Put the staged rows in the lab, in the caller's transaction (the one short step that changes the lab): lock the
+ * lab's rows of the replaced tables (parents first, see lockRows), delete them (children first), insert the archived
+ * ones (parents first) from restore_rows with json_populate_record, each table in one statement so rows referencing
+ * rows of the same table are fine; merged tables get their archived rows back next to the newer ones, kept tables
+ * are not touched (RESTORE_POLICY). Tables created after the backup are left alone; columns added since get their
+ * defaults. Returns the rows put back.
  */
-export const restoreLab = (
-  sql: SqlClient.SqlClient,
-  labId: LabId,
-  archive: Uint8Array,
-  sha256: string
-): Effect.Effect<number, ArchiveError | SqlError> =>
+export const restoreLab = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged): Effect.Effect<number, ArchiveError | SqlError> =>
   Effect.gen(function* () {
-    if (createHash("sha256").update(archive).digest("hex") !== sha256) {
-      return yield* new ArchiveError({ message: "the archive does not match its SHA-256: it is corrupt" })
-    }
     yield* sql`SELECT pg_advisory_xact_lock(hashtext(${schedulerLock(labId)}))`
     yield* sql`SET CONSTRAINTS ALL DEFERRED`
-    yield* sql`CREATE TEMPORARY TABLE restore_rows (tbl text NOT NULL, row json NOT NULL) ON COMMIT DROP`
-    const { header, trailer } = yield* stage(sql, labId, archive)
-    const archived = new Map(header.tables.map((t) => [t.name, t.columns]))
-    const expected = trailer.rows
+    const archived = new Map(staged.header.tables.map((t) => [t.name, t.columns]))
+    const expected = staged.trailer.rows
     const current = (yield* labTables(sql)).filter((t) => archived.has(t.name))
     const missing = [...archived.keys()].filter((name) => !(name in EXCLUDED_TABLES) && !current.some((t) => t.name === name))
     if (missing.length > 0) {
@@ -169,7 +222,7 @@ export const restoreLab = (
       const policy = RESTORE_POLICY[table.name]
       if (policy === "keep") continue
       const merge = policy === "merge"
-      const n = yield* putBack(sql, labId, table, archived.get(table.name) ?? [], merge)
+      const n = yield* putBack(sql, labId, staged.backupId, table, archived.get(table.name) ?? [], merge)
       if (!merge && n !== (expected[table.name] ?? 0)) {
         return yield* new ArchiveError({
           message: `${table.name}: ${n} rows put back of the ${expected[table.name] ?? 0} archived`
@@ -177,6 +230,5 @@ export const restoreLab = (
       }
       restored += n
     }
-    yield* sql`DROP TABLE restore_rows`
     return restored
   })

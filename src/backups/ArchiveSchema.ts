@@ -36,19 +36,33 @@ export const RESTORE_POLICY: Readonly<Record<string, "merge" | "keep">> = {
 
 export class ArchiveError extends Data.TaggedError("ArchiveError")<{ readonly message: string }> {}
 
+/**
+ * The order a dump reads a table's rows of a lab in, page after page: the columns of an index on (lab_id, …) that
+ * holds the primary key (so the order is total and each page is a range of that index), else the primary key, else
+ * the row's physical address (ctid). Each with its type, to read a page's last key back as a parameter.
+ */
+export interface KeyOrder {
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly type: string }>
+  readonly descending: boolean
+}
+
 export interface LabTable {
   readonly name: string
   /** Every column, in table order. */
   readonly columns: ReadonlyArray<string>
   /** Columns an INSERT may set (not GENERATED ALWAYS AS (…) STORED). */
   readonly insertable: ReadonlyArray<string>
+  readonly key: KeyOrder
 }
 
+/** What a dump wrote: the archive's size and checksum, and what it holds. */
 export interface Dump {
-  readonly archive: Uint8Array
+  readonly size: number
   readonly sha256: string
   readonly tables: Record<string, number>
   readonly rows: number
+  /** Bytes of the lab's files archived (what the stored-bytes quota counts of them). */
+  readonly fileBytes: number
 }
 
 export const quote = (identifier: string) => `"${identifier.replaceAll('"', '""')}"`
@@ -64,6 +78,33 @@ export const Trailer = Schema.Struct({ end: Schema.Literal(true), rows: Schema.R
 export const decodeTrailer = Schema.decodeUnknownOption(Schema.parseJson(Trailer))
 export const ROW_PREFIX = '{"table":'
 export const decodeHeader = Schema.decodeUnknownOption(Schema.parseJson(Header))
+
+const Strings = Schema.parseJson(Schema.Array(Schema.String))
+const Booleans = Schema.parseJson(Schema.Array(Schema.Boolean))
+const Index = Schema.Struct({
+  tableName: Schema.String,
+  isPrimary: Schema.Boolean,
+  columns: Strings,
+  descending: Booleans,
+  types: Strings,
+  notNull: Booleans
+})
+const decodeIndexes = Schema.decodeUnknown(Schema.Array(Index))
+
+/** See KeyOrder: the shortest usable index on (lab_id, …, the primary key), else the primary key, else ctid. */
+const keyOrder = (indexes: ReadonlyArray<typeof Index.Type>): KeyOrder => {
+  const primary = indexes.find((x) => x.isPrimary)
+  const column = (x: typeof Index.Type, i: number) => ({ name: x.columns[i] ?? "", type: x.types[i] ?? "" })
+  const usable = indexes
+    .filter((x) => primary !== undefined && x.columns[0] === "lab_id" && primary.columns.every((c) => x.columns.includes(c)))
+    .filter((x) => x.notNull.every(Boolean) && x.columns.length > 1 && x.descending.slice(1).every((d) => d === x.descending[1]))
+    .sort((a, b) => a.columns.length - b.columns.length)[0]
+  if (usable !== undefined) {
+    return { columns: usable.columns.slice(1).map((_, i) => column(usable, i + 1)), descending: usable.descending[1] === true }
+  }
+  if (primary !== undefined) return { columns: primary.columns.map((_, i) => column(primary, i)), descending: false }
+  return { columns: [{ name: "ctid", type: "tid" }], descending: false }
+}
 
 /** The tables a snapshot covers, parents before children (foreign keys within the schema). */
 export const labTables = (sql: SqlClient.SqlClient) =>
@@ -85,6 +126,25 @@ export const labTables = (sql: SqlClient.SqlClient) =>
       JOIN pg_class parent ON parent.oid = k.confrelid
       JOIN pg_namespace n ON n.oid = child.relnamespace
       WHERE k.contype = 'f' AND n.nspname = current_schema()`
+    const indexes = yield* Effect.flatMap(
+      sql`
+      SELECT c.relname AS table_name, x.indisprimary AS is_primary,
+        json_agg(a.attname ORDER BY k.ord)::text AS columns,
+        json_agg((o.opt & 1) = 1 ORDER BY k.ord)::text AS descending,
+        json_agg(format_type(a.atttypid, a.atttypmod) ORDER BY k.ord)::text AS types,
+        json_agg(a.attnotnull ORDER BY k.ord)::text AS not_null
+      FROM pg_index x
+      JOIN pg_class c ON c.oid = x.indrelid
+      JOIN pg_namespace n ON n.oid = c.relnamespace
+      JOIN pg_class i ON i.oid = x.indexrelid
+      JOIN pg_am m ON m.oid = i.relam AND m.amname = 'btree'
+      CROSS JOIN LATERAL unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, ord)
+      JOIN LATERAL unnest(x.indoption::int2[]) WITH ORDINALITY AS o(opt, ord) ON o.ord = k.ord
+      JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+      WHERE n.nspname = current_schema() AND x.indpred IS NULL AND x.indexprs IS NULL AND x.indisvalid
+      GROUP BY c.relname, x.indexrelid, x.indisprimary`,
+      (rows) => Effect.orDie(decodeIndexes(rows))
+    )
     const byTable = new Map<string, { columns: Array<string>; insertable: Array<string> }>()
     for (const c of columns) {
       if (c.tableName in EXCLUDED_TABLES) continue
@@ -95,6 +155,6 @@ export const labTables = (sql: SqlClient.SqlClient) =>
     }
     return foreignKeyOrder([...byTable.keys()], edges).map((name): LabTable => {
       const entry = byTable.get(name) ?? { columns: [], insertable: [] }
-      return { name, columns: entry.columns, insertable: entry.insertable }
+      return { name, columns: entry.columns, insertable: entry.insertable, key: keyOrder(indexes.filter((x) => x.tableName === name)) }
     })
   })

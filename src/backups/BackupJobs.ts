@@ -7,7 +7,10 @@ import type { Quotas } from "../quotas/Quotas.js"
 import type { Archive, Dump } from "./Archive.js"
 import { BACKUP_MACHINE, type Backup } from "./Backup.js"
 import type { BackupsRepo } from "./BackupsRepo.js"
+import { inBackground } from "../db/Priority.js"
 import { inTransaction } from "../db/Transaction.js"
+import { clearStaged, type Staged, stagedFileBytes } from "./ArchiveRestore.js"
+import { clearChunks } from "./ArchiveStore.js"
 
 /** The background half of backups: running a backup or a restore that was asked for, and recording how it ended. */
 
@@ -22,7 +25,7 @@ const tagged = (u: unknown, tag: string): u is { readonly _tag: string; readonly
 /** A failure as the backup's error field says it: the archive's and the database's own words, anything else generically. */
 const describe = (cause: Cause.Cause<unknown>): string => {
   const error = Option.getOrUndefined(Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause)))
-  if (tagged(error, "ArchiveError")) return error.message
+  if (tagged(error, "ArchiveError") || tagged(error, "QuotaExceeded")) return error.message
   if (tagged(error, "SqlError")) {
     const reason = error.cause instanceof Error ? error.cause.message : error.message
     return `database error: ${reason}`
@@ -30,11 +33,13 @@ const describe = (cause: Cause.Cause<unknown>): string => {
   return "internal error; see the service log"
 }
 
-/** A refused archive is the user's business (a warning); anything else is ours (an error). */
+/** A refused archive or a quota is the user's business (a warning); anything else is ours (an error). */
 const report = (message: string, cause: Cause.Cause<unknown>) => {
   if (Cause.isInterruptedOnly(cause)) return Effect.void
   const failure = Option.getOrUndefined(Cause.failureOption(cause))
-  return tagged(failure, "ArchiveError") ? Effect.logWarning(`${message}: ${failure.message}`) : Effect.logError(message, cause)
+  return tagged(failure, "ArchiveError") || tagged(failure, "QuotaExceeded")
+    ? Effect.logWarning(`${message}: ${failure.message}`)
+    : Effect.logError(message, cause)
 }
 
 /** In one transaction; a database failure is a defect. */
@@ -50,16 +55,17 @@ export const log =
 const keep = (deps: JobDeps, backup: Backup, dump: Dump) =>
   Effect.gen(function* () {
     const note = log(deps.activity)
-    const fits = yield* Effect.either(deps.quotas.storedBytes(backup.labId, dump.archive.byteLength, "this backup's archive"))
+    const fits = yield* Effect.either(deps.quotas.storedBytes(backup.labId, dump.size, "this backup's archive"))
     if (fits._tag === "Left") {
+      yield* clearChunks(deps.sql, backup.id)
       yield* deps.repo.fail(backup.id, fits.left.message, new Date())
       yield* note(backup, backup.createdBy, "backup.failed", `Backup failed: ${fits.left.message}`, { error: fits.left.message })
       return
     }
     yield* deps.repo.complete(backup.id, dump, new Date())
-    yield* note(backup, backup.createdBy, "backup.completed", `Backup completed: ${dump.rows} rows, ${dump.archive.byteLength} bytes`, {
+    yield* note(backup, backup.createdBy, "backup.completed", `Backup completed: ${dump.rows} rows, ${dump.size} bytes`, {
       rows: dump.rows,
-      size: dump.archive.byteLength,
+      size: dump.size,
       sha256: dump.sha256
     })
   })
@@ -76,7 +82,7 @@ export const runBackup = (deps: JobDeps, backup: Backup) =>
         yield* note(backup, backup.createdBy, "backup.started", "Backup started")
       })
     )
-    const exit = yield* Effect.exit(deps.archive.dump(systemLab(backup.labId)))
+    const exit = yield* Effect.exit(deps.archive.dump(backup.id, systemLab(backup.labId)))
     if (exit._tag === "Success") return yield* inTx(keep(deps, backup, exit.value))
     yield* report(`backup ${backup.id} failed`, exit.cause)
     const error = describe(exit.cause)
@@ -88,7 +94,21 @@ export const runBackup = (deps: JobDeps, backup: Backup) =>
     )
   }).pipe(Effect.catchAllCause((cause) => Effect.logError(`backup ${backup.id}: could not record its outcome`, cause)))
 
-/** Run a pending restore of the backup's lab to its end (all of it in one transaction), recording how it went. */
+/**
+ * The stored-bytes quota of a restore: what the backup's files add to the lab's (files the archive holds against
+ * the lab's now), in the restore's transaction, before it changes anything.
+ */
+const restoreFits = (deps: JobDeps, backup: Backup, staged: Staged) =>
+  Effect.gen(function* () {
+    const noted = yield* deps.repo.fileBytes(backup.id)
+    const archived = Option.isSome(noted) ? noted.value : yield* Effect.orDie(stagedFileBytes(deps.sql, staged))
+    yield* deps.quotas.restoredFiles(backup.labId, archived)
+  })
+
+/**
+ * Run a pending restore of the backup's lab to its end, recording how it went: its archive checked and staged in
+ * short steps, then put in the lab in one transaction (all of it or nothing).
+ */
 export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
   Effect.gen(function* () {
     const inTx = tx(deps.sql)
@@ -99,14 +119,18 @@ export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
         yield* note(backup, actor, "backup.restore_started", "Restore started")
       })
     )
+    const labId = systemLab(backup.labId)
     const exit = yield* Effect.exit(
       Effect.gen(function* () {
-        const stored = yield* deps.repo.archive(backup.id)
-        if (Option.isNone(stored)) return yield* Effect.dieMessage(`backup ${backup.id} has no archive`)
-        const rows = yield* deps.archive.restore(systemLab(backup.labId), stored.value.archive, stored.value.sha256)
-        yield* deps.repo.restoreDone(backup.id, rows, new Date())
-        yield* note(backup, actor, "backup.restored", `Restored the lab from backup ${backup.id}: ${rows} rows`, { rows })
-      }).pipe(deps.sql.withTransaction)
+        if (backup.sha256 === null) return yield* Effect.dieMessage(`backup ${backup.id} has no archive`)
+        const staged = yield* deps.archive.stage(backup.id, labId, backup.sha256)
+        yield* Effect.gen(function* () {
+          yield* restoreFits(deps, backup, staged)
+          const rows = yield* deps.archive.restore(labId, staged)
+          yield* deps.repo.restoreDone(backup.id, rows, new Date())
+          yield* note(backup, actor, "backup.restored", `Restored the lab from backup ${backup.id}: ${rows} rows`, { rows })
+        }).pipe(deps.sql.withTransaction, inBackground)
+      }).pipe(Effect.ensuring(Effect.ignore(clearStaged(deps.sql, backup.id))))
     )
     if (exit._tag === "Success") return
     yield* report(`restore of ${backup.id} failed`, exit.cause)

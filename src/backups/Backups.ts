@@ -1,4 +1,4 @@
-import { Effect, FiberSet, type Option, Stream } from "effect"
+import { Effect, FiberSet, Option, Stream } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { resourceDeps } from "../activity/ResourceService.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
@@ -9,11 +9,9 @@ import type { LabId } from "../labs/LabId.js"
 import { Quotas } from "../quotas/Quotas.js"
 import { Archive } from "./Archive.js"
 import { type Backup, BackupId, RESTORE_MACHINE } from "./Backup.js"
+import { readChunks } from "./ArchiveStore.js"
 import { type JobDeps, log, runBackup, runRestore, tx } from "./BackupJobs.js"
 import { type BackupFilter, BackupsRepo } from "./BackupsRepo.js"
-
-/** Bytes per read while streaming an archive out. */
-const DOWNLOAD_CHUNK = 1024 * 1024
 
 const RESOURCE = "backup"
 
@@ -77,6 +75,9 @@ const startRestore = (deps: JobDeps, labId: LabId, id: BackupId, actor: string) 
     if (backup.restore && inProgress(backup.restore.status)) return { backup, created: false }
     yield* busy((yield* deps.repo.active(labId)).filter((b) => b.id !== id))
     yield* transition(`the restore of backup ${id}`, RESTORE_MACHINE, backup.restore?.status ?? "none", "pending")
+    // the stored-bytes quota, when the backup noted its files' bytes (the job checks again, and for older backups)
+    const fileBytes = yield* deps.repo.fileBytes(id)
+    if (Option.isSome(fileBytes)) yield* deps.quotas.restoredFiles(labId, fileBytes.value)
     const updated = yield* orNotFound(RESOURCE, id)(deps.repo.requestRestore(id, actor, new Date()))
     yield* log(deps.activity)(updated, actor, "backup.restore_requested", `Restore from backup ${id} requested`)
     return { backup: updated, created: true }
@@ -98,17 +99,14 @@ const remove = (deps: JobDeps, labId: LabId, id: BackupId, actor: string) =>
     return backup
   })
 
-/** The archive of a completed backup, read in chunks as the client takes them. */
+/** The archive of a completed backup, read a chunk at a time as the client takes them (ArchiveStore.ts). */
 const download = (deps: JobDeps, labId: LabId, id: BackupId) =>
   Effect.gen(function* () {
     const backup = yield* found(deps, labId, id)
     if (backup.status !== "completed" || backup.size === null) {
       return yield* conflict(id, `backup ${id} is ${backup.status}: only a completed backup has an archive`)
     }
-    const size = backup.size
-    const offsets = Array.from({ length: Math.ceil(size / DOWNLOAD_CHUNK) }, (_, i) => i * DOWNLOAD_CHUNK)
-    const bytes = Stream.fromIterable(offsets).pipe(Stream.mapEffect((offset) => deps.repo.chunk(id, offset, DOWNLOAD_CHUNK)))
-    return { backup, size, bytes }
+    return { backup, size: backup.size, bytes: Stream.orDie(readChunks(deps.sql, id)) }
   })
 
 /**

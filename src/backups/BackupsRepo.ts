@@ -5,7 +5,7 @@ import type { LabId } from "../labs/LabId.js"
 import { type Backup, BackupId, BackupStatus, RestoreStatus } from "./Backup.js"
 import type { Dump } from "./Archive.js"
 
-/** Every column but the archive, which only restore and download read. */
+/** Every column but the archive's (unused since migration 13, which moved archives to backup_chunks) and file_bytes. */
 const COLUMNS = `id, lab_id, status, size, sha256, tables, rows, error, created_by, created_at, started_at, completed_at,
   restore_status, restore_requested_by, restore_requested_at, restore_completed_at, restore_rows, restore_error`
 
@@ -68,11 +68,8 @@ export interface BackupFilter {
   readonly to: Option.Option<Date>
 }
 
-const Archived = Schema.Struct({ archive: Schema.Uint8ArrayFromSelf, sha256: Schema.String })
-const Chunk = Schema.Struct({ part: Schema.Uint8ArrayFromSelf })
-
-const decodeArchiveds = Schema.decodeUnknown(Schema.Array(Archived))
-const decodeChunks = Schema.decodeUnknown(Schema.Array(Chunk))
+const FileBytes = Schema.Array(Schema.Struct({ fileBytes: Schema.NullOr(Schema.NumberFromString) }))
+const decodeFileBytes = Schema.decodeUnknown(FileBytes)
 
 const one = (rows: ReadonlyArray<unknown>) => Effect.map(decodeRows(rows), (b) => Option.fromNullable(b[0]))
 
@@ -93,7 +90,7 @@ const list = (sql: SqlClient.SqlClient, labId: LabId, filter: BackupFilter, curs
     decodeRows
   )
 
-/** At start: work a stopped process left behind cannot finish any more. */
+/** At start: work a stopped process left behind cannot finish any more, and what it had stored on the way. */
 const failInterrupted = (sql: SqlClient.SqlClient, at: Date) =>
   Effect.all([
     sql`UPDATE backups SET status = 'failed', error = 'interrupted: the service stopped before the backup finished',
@@ -101,20 +98,16 @@ const failInterrupted = (sql: SqlClient.SqlClient, at: Date) =>
         WHERE status IN ('pending', 'running')`,
     sql`UPDATE backups SET restore_status = 'failed', restore_error = 'interrupted: the service stopped before the restore finished',
           restore_completed_at = ${at.toISOString()}::timestamptz
-        WHERE restore_status IN ('pending', 'running')`
+        WHERE restore_status IN ('pending', 'running')`,
+    sql`DELETE FROM backup_chunks WHERE backup_id IN (SELECT id FROM backups WHERE status = 'failed')`,
+    sql`DELETE FROM restore_rows WHERE backup_id IN (
+          SELECT id FROM backups WHERE restore_status IS NULL OR restore_status NOT IN ('pending', 'running'))`
   ])
 
-/** The stored archive, read by a restore. */
-const archive = (sql: SqlClient.SqlClient, id: BackupId) =>
-  Effect.flatMap(sql`SELECT archive, sha256 FROM backups WHERE id = ${id} AND archive IS NOT NULL`, (rows) =>
-    Effect.map(decodeArchiveds(rows), (r) => Option.fromNullable(r[0]))
-  )
-
-/** Bytes [offset, offset + length) of the archive (substring is 1-based). */
-const chunk = (sql: SqlClient.SqlClient, id: BackupId, offset: number, length: number) =>
-  Effect.flatMap(
-    sql`SELECT substring(archive FROM ${offset + 1}::int FOR ${length}::int) AS part FROM backups WHERE id = ${id}`,
-    (rows) => Effect.map(decodeChunks(rows), (r) => r[0]?.part ?? new Uint8Array())
+/** The bytes of the lab's files a backup holds; none for a backup from before they were noted (migration 13). */
+const fileBytes = (sql: SqlClient.SqlClient, id: BackupId) =>
+  Effect.flatMap(sql`SELECT file_bytes::text AS file_bytes FROM backups WHERE id = ${id}`, (rows) =>
+    Effect.map(decodeFileBytes(rows), (r) => Option.fromNullable(r[0]?.fileBytes))
   )
 
 /** The status changes of a backup and its restore; each answers the backup as it is then. */
@@ -123,9 +116,9 @@ const statusChanges = (update: (id: BackupId, fields: Record<string, unknown>) =
   complete: (id: BackupId, dump: Dump, at: Date) =>
     update(id, {
       status: "completed",
-      archive: dump.archive,
-      size: dump.archive.byteLength,
+      size: dump.size,
       sha256: dump.sha256,
+      fileBytes: dump.fileBytes,
       tables: JSON.stringify(dump.tables),
       rows: dump.rows,
       completedAt: at
@@ -147,8 +140,8 @@ const statusChanges = (update: (id: BackupId, fields: Record<string, unknown>) =
 })
 
 /**
- * Backups are lab resources, but not on `makeLabTable`: their rows hold the archive (megabytes of bytea) that
- * only a restore and a download read, so every query here names the other columns.
+ * Backups are lab resources, but not on `makeLabTable`: every query here names its columns (the archive itself is in
+ * backup_chunks, ArchiveStore.ts).
  */
 export class BackupsRepo extends Effect.Service<BackupsRepo>()("BackupsRepo", {
   effect: Effect.gen(function* () {
@@ -180,8 +173,7 @@ export class BackupsRepo extends Effect.Service<BackupsRepo>()("BackupsRepo", {
           )
         ),
       ...statusChanges(update),
-      archive: (id: BackupId) => Effect.orDie(archive(sql, id)),
-      chunk: (id: BackupId, offset: number, length: number) => Effect.orDie(chunk(sql, id, offset, length)),
+      fileBytes: (id: BackupId) => Effect.orDie(fileBytes(sql, id)),
       remove: (labId: LabId, id: BackupId) => Effect.orDie(sql`DELETE FROM backups WHERE lab_id = ${labId} AND id = ${id}`),
       failInterrupted: (at: Date) => Effect.orDie(failInterrupted(sql, at))
     }

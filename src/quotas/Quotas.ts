@@ -141,6 +141,9 @@ export class Quotas extends Effect.Service<Quotas>()("Quotas", {
       runningPods: (labId: string, podId: string) => runningPodsQuota(deps, labId, podId),
       storedBytes: (labId: string, growth: number, what = "this write") => storedBytesQuota(deps, labId, growth, what),
       newBackup: (labId: string) => newBackupQuota(deps, labId),
+      /** Before a restore replaces the lab's files with a backup's, which hold `archivedFileBytes`. */
+      restoredFiles: (labId: string, archivedFileBytes: number) =>
+        Effect.flatMap(repo.fileBytes(labId), (current) => storedBytesQuota(deps, labId, archivedFileBytes - current, "this restore")),
       forcedSync: (lab: Lab) => forcedSyncRate(deps, rateLimits, lab)
     }
   })

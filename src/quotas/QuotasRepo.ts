@@ -40,6 +40,10 @@ export class QuotasRepo extends Effect.Service<QuotasRepo>()("QuotasRepo", {
         SELECT (COALESCE((SELECT file_bytes FROM lab_usage WHERE lab_id = ${labId}), 0)
               + COALESCE((SELECT sum(size) FROM backups WHERE lab_id = ${labId}), 0))::text AS n`)
 
+    /** Bytes of the lab's files alone (the counter of migration 8). */
+    const fileBytes = (labId: string) =>
+      count(sql`SELECT COALESCE((SELECT file_bytes FROM lab_usage WHERE lab_id = ${labId}), 0)::text AS n`)
+
     const backups = (labId: string) => count(sql`SELECT count(*)::text AS n FROM backups WHERE lab_id = ${labId}`)
 
     /** The records quota the database enforces (migration 10): this instance's limits, written at start. */
@@ -54,6 +58,6 @@ export class QuotasRepo extends Effect.Service<QuotasRepo>()("QuotasRepo", {
         )
       )
 
-    return { lock, liveKeysNaming, activePods, storedBytes, backups, setRecordLimits }
+    return { lock, liveKeysNaming, activePods, storedBytes, fileBytes, backups, setRecordLimits }
   })
 }) {}

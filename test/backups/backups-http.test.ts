@@ -44,15 +44,16 @@ const restoreFailed = (id: string, problem: string) =>
     const b = await get(id)
     return b.restore?.status === "failed" && b.restore.error?.includes(problem) ? b : undefined
   })
-/** Store `bytes` as backup `id`'s archive with their SHA-256 (and their size, unless `keepSize`). */
-const storeArchive = (id: string, bytes: Buffer, keepSize = false) => {
+/** Store `bytes` as backup `id`'s archive (in its chunks) with their SHA-256 (and their size, unless `keepSize`). */
+const storeArchive = (id: string, bytes: Buffer, keepSize = false, keepSha = false) => {
   const sha = createHash("sha256").update(bytes).digest("hex")
   return fx.server.sql((sql) =>
-    Effect.asVoid(
-      keepSize
-        ? sql`UPDATE backups SET archive = ${bytes}, sha256 = ${sha} WHERE id = ${id}`
-        : sql`UPDATE backups SET archive = ${bytes}, sha256 = ${sha}, size = ${bytes.byteLength} WHERE id = ${id}`
-    )
+    Effect.gen(function* () {
+      yield* sql`DELETE FROM backup_chunks WHERE backup_id = ${id}`
+      yield* sql`INSERT INTO backup_chunks (backup_id, seq, data) VALUES (${id}, 0, ${bytes})`
+      if (!keepSha) yield* sql`UPDATE backups SET sha256 = ${sha} WHERE id = ${id}`
+      if (!keepSize) yield* sql`UPDATE backups SET size = ${bytes.byteLength} WHERE id = ${id}`
+    })
   )
 }
 const create = (path: string, body: Record<string, unknown>) => createdId(fx, path, body)
@@ -233,7 +234,7 @@ describe("POST /api/v1/backups/{id}/restore", () => {
     // bytes that do not match the checksum
     const corrupt = Buffer.from(original)
     corrupt[corrupt.length - 10] = (corrupt[corrupt.length - 10] ?? 0) ^ 0xff
-    await fx.server.sql((sql) => Effect.asVoid(sql`UPDATE backups SET archive = ${corrupt} WHERE id = ${backup.id}`))
+    await storeArchive(backup.id, corrupt, true, true)
     await data(await fx.post(`${PATH}/${backup.id}/restore`, { labId: lab }), Backup, 202)
     const failed = await restored(backup.id, "failed")
     expect(failed.restore?.error).toContain("SHA-256")

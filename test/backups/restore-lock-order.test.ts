@@ -17,6 +17,7 @@ import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../layers/Database.js"
 import { Archive } from "../../src/backups/Archive.js"
+import { DatabaseKind } from "../../src/db/DatabaseKind.js"
 import { NotFoundInLab } from "../../src/common/DomainErrors.js"
 import type { Dataset } from "../../src/datasets/Dataset.js"
 import { Datasets } from "../../src/datasets/Datasets.js"
@@ -43,7 +44,8 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
   const applicationName = `lab-service-restore-${randomBytes(4).toString("hex")}`
   const named = `${url ?? ""}${(url ?? "").includes("?") ? "&" : "?"}application_name=${applicationName}`
   const layer = Layer.mergeAll(Datasets.Default, Archive.Default, LabsRepo.Default).pipe(
-    Layer.provideMerge(postgresInFreshSchema(named, schema, (scoped) => Database.layer({ kind: "postgresql", url: scoped })))
+    Layer.provideMerge(postgresInFreshSchema(named, schema, (scoped) => Database.layer({ kind: "postgresql", url: scoped }))),
+    Layer.provideMerge(Layer.succeed(DatabaseKind, "postgresql"))
   )
   let runtime: ManagedRuntime.ManagedRuntime<Layer.Layer.Success<typeof layer>, unknown>
   let observer: pg.Client
@@ -96,7 +98,18 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
     const lab = await runtime.runPromise(Effect.flatMap(LabsRepo, (labs) => labs.insert({ slug, name: "Restore", plan: "free" })))
     const labId = systemLab(lab.id)
     const { knowledge, dataset } = await runtime.runPromise(inLab(labId))
-    const dump = await runtime.runPromise(Effect.flatMap(Archive, (archive) => archive.dump(labId)))
+    // a backup of the lab, its archive staged (short steps) for the restore's one transaction
+    const backupId = `bkp_${randomBytes(6).toString("hex")}`
+    const staged = await runtime.runPromise(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        const archive = yield* Archive
+        yield* sql`INSERT INTO backups (id, lab_id, status, tables, rows, created_by, created_at)
+                   VALUES (${backupId}, ${labId}, 'running', '{}', 0, 'test', now())`
+        const dump = yield* archive.dump(backupId, labId)
+        return yield* archive.stage(backupId, labId, dump.sha256)
+      })
+    )
 
     // the restore will wait for this row, after the tables it deletes before knowledge (tasks among them)
     const blocker = new pg.Client({ connectionString: named })
@@ -109,7 +122,7 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
 
       const restoring = runtime.runPromiseExit(
         Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          Effect.flatMap(Archive, (archive) => archive.restore(labId, dump.archive, dump.sha256)).pipe(sql.withTransaction)
+          Effect.flatMap(Archive, (archive) => archive.restore(labId, staged)).pipe(sql.withTransaction)
         )
       )
       await until("the restore waits for the held row", async () => (await waiting()).some((w) => w.blockers.includes(blockerPid ?? -1)))
