@@ -25,6 +25,7 @@ import * as NodeServer from "./NodeServer.js"
 import * as Tracing from "./Tracing.js"
 import type { Git } from "../src/sync/Git.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
+import { DEFAULT_JOB_SLOTS, JobSlots, type JobSlotSettings } from "../src/sync/JobSlots.js"
 import { Readiness } from "../src/status/Readiness.js"
 import { DEFAULT_STOP, drainOnStop, type StopSettings } from "./Stop.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE, WebhookFailureLimit } from "../src/sync/Webhooks.js"
@@ -41,6 +42,8 @@ export interface AppSettings {
   readonly masterKey: Redacted.Redacted<string>
   readonly jwt: Option.Option<JwtSettings>
   readonly adminLimits: Limits
+  /** How many labs' git jobs and host probes run at once (GIT_*_SLOTS); DEFAULT_JOB_SLOTS when absent. */
+  readonly gitSlots?: JobSlotSettings
   /** Per-lab quotas by plan (QUOTA_* variables); DEFAULT_QUOTAS when absent. */
   readonly quotas?: Readonly<Record<Plan, PlanQuotas>>
   /** Failed webhook deliveries an address may make per minute before 429 (default 10). */
@@ -93,6 +96,7 @@ export const environment = (settings: AppSettings) => {
     Layer.succeed(AdminLimits, settings.adminLimits),
     Layer.succeed(QuotaLimits, settings.quotas ?? DEFAULT_QUOTAS),
     Readiness.Default,
+    Layer.succeed(JobSlots, settings.gitSlots ?? DEFAULT_JOB_SLOTS),
     Layer.succeed(WebhookFailureLimit, settings.webhookFailuresPerMinute ?? DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
     // where pods run; a cloud provider (see src/pods/PodProvider.ts) would be chosen here
     LocalProcessProvider.layer({ command: settings.pods.command, stopGraceMillis: settings.pods.stopGraceMillis })

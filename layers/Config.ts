@@ -3,7 +3,9 @@ import type { Plan } from "../src/common/Schemas.js"
 import { DEFAULT_QUOTAS, type PlanQuotas } from "../src/quotas/PlanQuotas.js"
 import { NO_EXCEPTIONS, parseAllowedHosts } from "../src/sync/HostPolicy.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../src/sync/Webhooks.js"
+import { DEFAULT_JOB_SLOTS } from "../src/sync/JobSlots.js"
 import { DEFAULT_CEILINGS } from "./git/Fetch.js"
+import { DEFAULT_PHASES } from "./git/Transport.js"
 import { DEFAULT_STOP } from "./Stop.js"
 
 /**
@@ -123,6 +125,23 @@ const allowedHosts = Config.string("GIT_ALLOWED_HOSTS").pipe(
   Config.map((s) => Either.getOrElse(parseAllowedHosts(s), () => NO_EXCEPTIONS))
 )
 
+/** Slow or dead git hosts (README "Slow or dead git hosts"): time limits of an exchange, and the job pools. */
+const DEFAULT_GIT_TIMEOUT_MILLIS = 60_000
+const gitHosts = Config.all({
+  timeoutMillis: positive("GIT_TIMEOUT_MS", DEFAULT_GIT_TIMEOUT_MILLIS),
+  phases: Config.all({
+    connectMillis: positive("GIT_CONNECT_TIMEOUT_MS", DEFAULT_PHASES.connectMillis),
+    responseMillis: positive("GIT_RESPONSE_TIMEOUT_MS", DEFAULT_PHASES.responseMillis),
+    idleMillis: positive("GIT_IDLE_TIMEOUT_MS", DEFAULT_PHASES.idleMillis)
+  }),
+  slots: Config.all({
+    jobs: positive("GIT_JOB_SLOTS", DEFAULT_JOB_SLOTS.jobs),
+    retryJobs: positive("GIT_RETRY_JOB_SLOTS", DEFAULT_JOB_SLOTS.retryJobs),
+    probes: positive("GIT_PROBE_SLOTS", DEFAULT_JOB_SLOTS.probes),
+    retryProbes: positive("GIT_RETRY_PROBE_SLOTS", DEFAULT_JOB_SLOTS.retryProbes)
+  })
+})
+
 /** Every setting, read once at start. A bad value stops the start with a message naming the variable. */
 export const AppConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -149,6 +168,7 @@ export const AppConfig = Config.all({
     perDay: positive("RATE_LIMIT_ADMIN_PER_DAY", 10_000_000)
   }),
   quotas,
+  gitHosts,
   webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
   stop: Config.all({
     drainMillis: nonNegative("STOP_DRAIN_MS", DEFAULT_STOP.drainMillis),

@@ -78,7 +78,8 @@ export const MainLive = Layer.unwrapEffect(
       stop: config.stop,
       tracing,
       publicBaseUrl,
-      git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000, ...config.git },
+      git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: config.gitHosts.timeoutMillis, phases: config.gitHosts.phases, ...config.git },
+      gitSlots: config.gitHosts.slots,
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }
     }).pipe(StartupMemory.afterStart)
   })

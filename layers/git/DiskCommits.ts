@@ -9,7 +9,7 @@ import { buildIdx } from "./PackIdx.js"
 import type { ObjectReader } from "./PackReader.js"
 import { writePack } from "./PackWriter.js"
 import { receivePackAdvertisement, sendPack } from "./ReceivePack.js"
-import { authHeaders, type Transport, TransportError } from "./Transport.js"
+import { authHeaders, retryingTransient, type Transport, TransportError } from "./Transport.js"
 
 /**
  * The on-disk layer's commits and pushes, native: commits built by
@@ -107,7 +107,7 @@ export class DiskCommits {
       const target = this.targetOf(remote)
       const outcome = yield* Effect.tryPromise({
         try: async () => {
-          const advertised = await receivePackAdvertisement(target)
+          const advertised = await retryingTransient(target.signal, () => receivePackAdvertisement(target))
           // the branch moved since it was fetched: nothing is sent
           if (advertised.tip !== from) return { _tag: "Refused", stale: true } as const
           // the pack is thin (its first trees are deltas on the parent's), as git pushes unless told otherwise

@@ -7,8 +7,8 @@ import type { GitObject } from "./PackFormat.js"
 import type { ObjectReader } from "./PackReader.js"
 import { makePackSink } from "./PackSink.js"
 import { bufferAccess, makeScratch } from "./RandomAccess.js"
-import { authHeaders, type Transport } from "./Transport.js"
-import { type Advertisement, advertisement, fetchPack, type UploadPackTarget } from "./UploadPack.js"
+import { authHeaders, retryingTransient, type Transport } from "./Transport.js"
+import { type Advertisement, advertisement as readRefs, fetchPack, type UploadPackTarget } from "./UploadPack.js"
 
 /**
  * A lab's fetch: the branch tip at depth 1 into its store, as git stores it
@@ -57,17 +57,25 @@ const remoteRefPath = (gitdir: string, branch: string) => join(gitdir, "refs", "
 export const localTip = (gitdir: string, branch: string): Promise<string | undefined> =>
   readFile(remoteRefPath(gitdir, branch), "utf8").then((s) => s.trim(), () => undefined)
 
-const targetOf = (request: Pick<FetchRequest, "transport" | "url" | "branch" | "token" | "timeoutMillis">): UploadPackTarget => ({
+type Remote = Pick<FetchRequest, "transport" | "url" | "branch" | "token" | "timeoutMillis"> & {
+  /** Ends the exchange early (the caller was interrupted). */
+  readonly signal?: AbortSignal
+}
+
+const targetOf = (request: Remote): UploadPackTarget => ({
   transport: request.transport,
   url: request.url,
   branch: request.branch,
   headers: authHeaders(request.token),
-  signal: AbortSignal.timeout(request.timeoutMillis)
+  signal: request.signal ? AbortSignal.any([request.signal, AbortSignal.timeout(request.timeoutMillis)]) : AbortSignal.timeout(request.timeoutMillis)
 })
 
 /** The branch's tip from the ref advertisement alone (one GET); undefined when there is no such branch. */
-export const remoteTip = async (request: Pick<FetchRequest, "transport" | "url" | "branch" | "token" | "timeoutMillis">) =>
-  (await advertisement(targetOf(request))).tip
+export const remoteTip = async (request: Remote) =>
+  (await advertised(targetOf(request))).tip
+
+/** The ref advertisement, asked again after a transient failure. */
+const advertised = (target: UploadPackTarget) => retryingTransient(target.signal, () => readRefs(target))
 
 const writeAtomically = async (path: string, data: string | Buffer) => {
   await mkdir(dirname(path), { recursive: true })
@@ -86,7 +94,7 @@ const readShallow = async (gitdir: string) =>
 const fetchAndStore = async (
   request: FetchRequest,
   target: UploadPackTarget,
-  advertised: Advertisement,
+  advertisement: Advertisement,
   want: { readonly tip: string; readonly have: string | undefined; readonly depth: number }
 ) => {
   const packDir = join(request.gitdir, "objects", "pack")
@@ -95,7 +103,7 @@ const fetchAndStore = async (
   const sink = makePackSink(packDir, request.ceilings)
   const scratch = makeScratch(request.gitdir)
   try {
-    const update = await fetchPack(target, advertised, { tip: want.tip, have: want.have, shallow, depth: want.depth }, sink)
+    const update = await fetchPack(target, advertisement, { tip: want.tip, have: want.have, shallow, depth: want.depth }, sink)
     const indexed = await indexPack(
       sink.finish(),
       { maxObjects: request.ceilings.maxObjects, maxInflatedBytes: request.ceilings.maxInflatedBytes, keepBytes: KEEP_BYTES },
@@ -121,13 +129,14 @@ const fetchAndStore = async (
 /** Fetch the branch tip into the store; undefined when the branch does not exist. */
 export const fetchInto = async (request: FetchRequest): Promise<Fetched | undefined> => {
   const target = targetOf(request)
-  const advertised = await advertisement(target)
-  const tip = advertised.tip
+  const advertisement = await advertised(target)
+  const tip = advertisement.tip
   if (tip === undefined) return undefined
   const have = await localTip(request.gitdir, request.branch)
   if (have === tip) return { tip, objects: new Map() }
   const attempt = async (base: string | undefined): Promise<Fetched> => {
-    const objects = await fetchAndStore(request, target, advertised, { tip, have: base, depth: 1 })
+    // a pack cut by a 5xx or a reset is asked for again whole, into a new sink
+    const objects = await retryingTransient(target.signal, () => fetchAndStore(request, target, advertisement, { tip, have: base, depth: 1 }))
     await writeAtomically(remoteRefPath(request.gitdir, request.branch), `${tip}\n`)
     return { tip, objects }
   }
@@ -143,7 +152,8 @@ export const fetchInto = async (request: FetchRequest): Promise<Fetched | undefi
 /** Bring `depth` commits of the history of `tip` (the tip fetched last) into the store. */
 export const deepen = async (request: FetchRequest, tip: string, depth: number): Promise<void> => {
   const target = targetOf(request)
-  await fetchAndStore(request, target, await advertisement(target), { tip, have: tip, depth })
+  const advertisement = await advertised(target)
+  await retryingTransient(target.signal, () => fetchAndStore(request, target, advertisement, { tip, have: tip, depth }))
 }
 
 /** An object of the lab's store as a thin pack's delta base: small ones in memory, large ones spilled. */

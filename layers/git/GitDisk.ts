@@ -5,7 +5,7 @@ import { access, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Git, GitError, type GitRemote, RemoteRefused } from "../../src/sync/Git.js"
 import { type AllowedHosts, NO_EXCEPTIONS } from "../../src/sync/HostPolicy.js"
-import { type Ceilings, DEFAULT_CEILINGS, fetchInto } from "./Fetch.js"
+import { type Ceilings, DEFAULT_CEILINGS, fetchInto, remoteTip } from "./Fetch.js"
 import { type DiskCommits, makeDiskCommits } from "./DiskCommits.js"
 import { describeFailure } from "./GitFailure.js"
 import * as Iso from "./IsoOps.js"
@@ -13,13 +13,15 @@ import { compactPacks } from "./PackCompaction.js"
 import { type ObjectReader, openObjectReader } from "./PackReader.js"
 import { withPreloaded } from "./PreloadedReader.js"
 import { storeFs } from "./StoreFs.js"
-import { type GuardedTransport, makeTransport, type Resolve, systemResolve } from "./Transport.js"
+import { type GuardedTransport, makeTransport, type PhaseLimits, type Resolve, systemResolve, TransportError } from "./Transport.js"
 
 export interface GitDiskOptions {
   /** Directory holding one bare repository per lab. */
   readonly root: string
-  /** Deadline of each fetch or push. */
+  /** Deadline of each fetch or push as a whole (GIT_TIMEOUT_MS). */
   readonly timeoutMillis: number
+  /** Limits of each phase of an exchange: GIT_CONNECT_TIMEOUT_MS, GIT_RESPONSE_TIMEOUT_MS, GIT_IDLE_TIMEOUT_MS. */
+  readonly phases?: PhaseLimits
   /** GIT_ALLOWED_HOSTS: the private hosts git traffic may reach (by default, none: public addresses only). */
   readonly allowedHosts?: AllowedHosts
   /** GIT_MAX_PACK_BYTES, GIT_MAX_OBJECTS, GIT_MAX_INFLATED_BYTES. */
@@ -39,6 +41,12 @@ class DiskStores {
   // pushes it out), the opposite of what this is for; and it is read synchronously, inside isomorphic-git's setup
   private readonly caches = new Map<string, { readonly cache: object; readonly usedAt: number }>()
   private readonly repos = new Map<string, Iso.Repo & { readonly objects: ObjectReader }>()
+  /**
+   * Labs whose store failed a read (an object missing: a pack the host sent incomplete, a damaged file) or a
+   * fetch after the host had answered: their next fetch starts from an empty store, so the lab heals as soon as
+   * the host sends whole packs again, instead of trusting the ref a bad fetch left behind.
+   */
+  private readonly suspect = new Set<string>()
   private readonly ceilings: Ceilings
   readonly commits: DiskCommits
 
@@ -112,8 +120,16 @@ class DiskStores {
       Effect.catchAll((cause) => Effect.logWarning(`the git store of ${labId} was not compacted`, cause))
     )
 
+  /** `read` of the lab's store; a failure makes the store suspect (see `suspect`). */
+  readonly reading = <A>(labId: string, read: Effect.Effect<A, GitError>) =>
+    Effect.tapError(read, () => Effect.sync(() => this.suspect.add(labId)))
+
   readonly fetchHead = (labId: string, remote: GitRemote) =>
     Effect.gen(this, function* () {
+      if (this.suspect.delete(labId)) {
+        yield* Effect.logWarning(`the git store of ${labId} failed before: fetched again from scratch`)
+        yield* this.reset(labId)
+      }
       yield* this.ensure(labId)
       yield* this.compact(labId)
       const current = this.repo(labId)
@@ -129,15 +145,34 @@ class DiskStores {
             ceilings: this.ceilings,
             store: current.objects
           }),
-        catch: (cause) => new GitError({ message: `fetch ${remote.url} ${remote.branch}: ${describeFailure(cause)}` })
+        catch: (cause) => {
+          // the host answered and what it sent, or the store, failed: the next fetch starts from scratch
+          if (!(cause instanceof TransportError)) this.suspect.add(labId)
+          return new GitError({ message: `fetch ${remote.url} ${remote.branch}: ${describeFailure(cause)}` })
+        }
       })
       if (fetched === undefined) return Option.none()
-      if (fetched.objects.size === 0) return Option.some(yield* Iso.headOf(current, fetched.tip))
+      if (fetched.objects.size === 0) return Option.some(yield* this.reading(labId, Iso.headOf(current, fetched.tip)))
       // a new pack: a fresh reader, handed the objects the fetch already holds for the first reads
       current.objects.close()
       const fresh = this.open(labId, withPreloaded(openObjectReader(current.gitdir), fetched.objects))
-      return Option.some(yield* Iso.headOf(fresh, fetched.tip))
+      return Option.some(yield* this.reading(labId, Iso.headOf(fresh, fetched.tip)))
     })
+
+  /** The host answers the ref advertisement now (a GET under the phase limits, retried after a transient failure). */
+  readonly probe = (remote: GitRemote) =>
+    Effect.tryPromise({
+      try: (signal) =>
+        remoteTip({
+          transport: this.transport,
+          url: remote.url,
+          branch: remote.branch,
+          token: Option.getOrUndefined(remote.token),
+          timeoutMillis: this.options.timeoutMillis,
+          signal
+        }),
+      catch: (cause) => new GitError({ message: `fetch ${remote.url} ${remote.branch}: ${describeFailure(cause)}` })
+    }).pipe(Effect.asVoid)
 
   readonly reset = (labId: string) =>
     Effect.promise(async () => {
@@ -166,7 +201,11 @@ export const layer = (options: GitDiskOptions) =>
   Layer.scoped(
     Git,
     Effect.gen(function* () {
-      const transport = makeTransport({ allowed: options.allowedHosts ?? NO_EXCEPTIONS, resolve: options.resolve ?? systemResolve })
+      const transport = makeTransport({
+        allowed: options.allowedHosts ?? NO_EXCEPTIONS,
+        resolve: options.resolve ?? systemResolve,
+        ...(options.phases ? { phases: options.phases } : {})
+      })
       yield* Effect.addFinalizer(() => Effect.sync(transport.close))
       const stores = new DiskStores(options, transport)
       yield* Effect.forkScoped(Effect.repeat(Effect.sync(stores.evictIdle), Schedule.spaced(Duration.millis(CACHE_IDLE_MILLIS))))
@@ -175,8 +214,11 @@ export const layer = (options: GitDiskOptions) =>
         Effect.withSpan(effect, name, { attributes: { "lab.id": labId, "git.host": hostOf(remote.url) } })
       return Git.of({
         fetch: (labId, remote) => traced("git.fetch", labId, remote, stores.fetchHead(labId, remote)),
-        diff: (labId, from, to, prefix) => Iso.diff(stores.repo(labId), from, to, prefix),
-        readBlob: (labId, oid, maxBytes) => Iso.readBlob(stores.repo(labId), oid, maxBytes),
+        probe: (labId, remote) => traced("git.probe", labId, remote, stores.probe(remote)),
+        // a diff from a commit the store no longer has is expected (a full reconcile follows); a whole tree's is not
+        diff: (labId, from, to, prefix) =>
+          Option.isNone(from) ? stores.reading(labId, Iso.diff(stores.repo(labId), from, to, prefix)) : Iso.diff(stores.repo(labId), from, to, prefix),
+        readBlob: (labId, oid, maxBytes) => stores.reading(labId, Iso.readBlob(stores.repo(labId), oid, maxBytes)),
         commitAll: (labId, parent, changes) => Effect.zipRight(stores.ensure(labId), stores.commits.commitAll(labId, parent, changes)),
         push: (labId, remote, commit, expected) => traced("git.push", labId, remote, stores.commits.push(labId, remote, commit, expected)),
         reaches: (labId, remote, tip, commit) => traced("git.reaches", labId, remote, stores.commits.reaches(labId, remote, tip, commit)),

@@ -2,6 +2,12 @@ import { Errors } from "isomorphic-git"
 import { CeilingExceeded, PackError } from "./PackFormat.js"
 import { statusFailure, TransportError } from "./Transport.js"
 
+/** An object the lab's store should hold is not there (a pack the host sent incomplete). */
+export const STORE_INCOMPLETE = "the lab's git store lacks an object the commit needs (the host sent an incomplete pack); the next attempt fetches it again from scratch"
+
+/** An object of the lab's store cannot be read (a damaged file). */
+export const STORE_DAMAGED = "the lab's git store is damaged; the next attempt fetches it again from scratch"
+
 /**
  * What a failed fetch or push says: the HTTP status and a fixed description,
  * never what the remote sent (isomorphic-git's errors quote bodies and reason
@@ -15,7 +21,7 @@ export const describeFailure = (cause: unknown): string => {
   if (cause instanceof Errors.SmartHttpError || cause instanceof Errors.ParseError || cause instanceof Errors.RemoteCapabilityError) {
     return "the git host's answer is not git's smart HTTP protocol"
   }
-  if (cause instanceof Errors.NotFoundError) return "an object the operation needs is missing from the lab's store"
+  if (cause instanceof Errors.NotFoundError) return STORE_INCOMPLETE
   // errors of the local store (a full disk, say) carry a code, never remote content
   const code = cause instanceof Error && "code" in cause && typeof cause.code === "string" && /^E[A-Z]+$/.test(cause.code) ? cause.code : undefined
   return code ? `the lab's git store failed (${code})` : "the git operation failed"

@@ -171,6 +171,8 @@ const gitOf = (v: MemoryRemotes) =>
       Effect.flatMap(repoOfLab(v, labId), (r) => Effect.map(history(v, r, from, 1_000), (log) => log.some((entry) => entry.oid === commit))),
     push: (labId, remote, commit, expected) => push(v, labId, remote, commit, expected),
     // nothing is connected to; the checks that need no lookup still apply, as on disk
+    // nothing to wait for: the in-memory remotes always answer
+    probe: () => Effect.void,
     checkRemote: (url) =>
       Either.match(literalVerdict(NO_EXCEPTIONS, new URL(url)), {
         onLeft: (reason) => Effect.fail(new RemoteRefused({ message: reason })),

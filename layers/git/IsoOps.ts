@@ -2,6 +2,7 @@ import { Effect, Option } from "effect"
 import git from "isomorphic-git"
 import type { Blob, CommitInfo, GitChange, GitEntry, Head } from "../../src/sync/Git.js"
 import { GitError } from "../../src/sync/Git.js"
+import { describeFailure, STORE_DAMAGED } from "./GitFailure.js"
 import type { ObjectReader } from "./PackReader.js"
 
 /** isomorphic-git's file-system client: node:fs or a memfs volume. */
@@ -16,10 +17,9 @@ export interface Repo {
   readonly objects?: ObjectReader
 }
 
-const describe = (cause: unknown): string => (cause instanceof Error ? cause.message : String(cause))
-
+/** A store read or write, failing with a fixed description (GitFailure.ts): never an object id or a library's words. */
 export const attempt = <A>(what: string, f: () => Promise<A>) =>
-  Effect.tryPromise({ try: f, catch: (cause) => new GitError({ message: `${what}: ${describe(cause)}` }) })
+  Effect.tryPromise({ try: f, catch: (cause) => new GitError({ message: `${what}: ${describeFailure(cause)}` }) })
 
 type Walked = Awaited<ReturnType<NonNullable<Parameters<typeof git.walk>[0]["map"]>>>
 type WalkerEntry = NonNullable<Parameters<NonNullable<Parameters<typeof git.walk>[0]["map"]>>[1][number]>
@@ -199,22 +199,22 @@ export const readBlob = (repo: Repo, oid: string, maxBytes: number): Effect.Effe
       try {
         info = objects.readBounded(oid, maxBytes)
       } catch {
-        return Effect.fail(new GitError({ message: `the lab's git store is damaged (object ${oid})` }))
+        return Effect.fail(new GitError({ message: `read blob: ${STORE_DAMAGED}` }))
       }
       if (info !== undefined) {
         return info.type === "blob"
           ? Effect.succeed({ size: info.size, content: Option.fromNullable(info.content) })
-          : Effect.fail(new GitError({ message: `object ${oid} is a ${info.type}, not a blob` }))
+          : Effect.fail(new GitError({ message: `read blob: the repository's tree names a ${info.type} where a file is` }))
       }
     }
-    return attempt(`read blob ${oid}`, async () => {
+    return attempt("read blob", async () => {
       const { blob } = await git.readBlob({ fs: repo.fs, gitdir: repo.gitdir, oid, cache: repo.cache })
       return { size: blob.byteLength, content: blob.byteLength > maxBytes ? Option.none() : Option.some(blob) }
     })
   })
 
 export const headOf = (repo: Repo, commit: string) =>
-  attempt(`read commit ${commit}`, async (): Promise<Head> => {
+  attempt("read commit", async (): Promise<Head> => {
     const fast = treeOfCommit(repo, commit)
     if (fast !== undefined) return { commit, tree: fast }
     const { commit: c } = await git.readCommit({ fs: repo.fs, gitdir: repo.gitdir, oid: commit, cache: repo.cache })

@@ -3,6 +3,7 @@ import { lookup as dnsLookup } from "node:dns/promises"
 import http, { type IncomingHttpHeaders, type IncomingMessage, STATUS_CODES } from "node:http"
 import https from "node:https"
 import type { LookupFunction } from "node:net"
+import { setTimeout as sleep } from "node:timers/promises"
 import { type AllowedHosts, addressVerdict, isAllowedName, literalVerdict, portOf } from "../../src/sync/HostPolicy.js"
 
 /**
@@ -18,8 +19,33 @@ import { type AllowedHosts, addressVerdict, isAllowedName, literalVerdict, portO
  *   body, a reason phrase) reaches an error message, the sync status or the log.
  */
 
-/** A failed exchange with a git host; the message is a fixed description, safe to show. */
-export class TransportError extends Error {}
+/**
+ * A failed exchange with a git host; the message is a fixed description, safe to show. `transient`: the host may
+ * well answer the same request if asked again shortly (a 5xx, a reset connection), so a fetch retries it.
+ */
+export class TransportError extends Error {
+  constructor(
+    message: string,
+    readonly transient = false
+  ) {
+    super(message)
+  }
+}
+
+/** A phase of an exchange that ran out of time (see PhaseLimits): destroys the request with this. */
+class PhaseTimeout extends Error {}
+
+/** How long each phase of one exchange may take (README "Slow or dead git hosts"). */
+export interface PhaseLimits {
+  /** Until the TCP (and TLS) connection is up. */
+  readonly connectMillis: number
+  /** From the request's start until the answer's status line and headers are in. */
+  readonly responseMillis: number
+  /** The longest silence while the answer's body arrives. */
+  readonly idleMillis: number
+}
+
+export const DEFAULT_PHASES: PhaseLimits = { connectMillis: 10_000, responseMillis: 30_000, idleMillis: 30_000 }
 
 /** A name resolved to its addresses (tests swap this to play a rebinding name server). */
 export type Resolve = (host: string) => Promise<ReadonlyArray<{ readonly address: string; readonly family: number }>>
@@ -29,6 +55,7 @@ export const systemResolve: Resolve = (host) => dnsLookup(host, { all: true, ver
 export interface TransportOptions {
   readonly allowed: AllowedHosts
   readonly resolve: Resolve
+  readonly phases?: PhaseLimits
 }
 
 export interface Exchange {
@@ -49,21 +76,26 @@ export interface GitRequest {
 const MAX_REDIRECTS = 5
 
 /** What went wrong, in words that carry nothing the remote chose. */
-const describeFailure = (cause: unknown, signal: AbortSignal): string => {
-  if (cause instanceof TransportError) return cause.message
-  if (signal.aborted) return "the git host did not answer in time"
+const describeFailure = (cause: unknown, signal: AbortSignal): TransportError => {
+  if (cause instanceof TransportError) return cause
+  if (cause instanceof PhaseTimeout) return new TransportError(cause.message)
+  if (signal.aborted) return new TransportError("the git host did not answer in time")
   const code = cause instanceof Error && "code" in cause ? String(cause.code) : ""
-  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NONAME") return "the git host's name does not resolve"
-  if (/^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code)) return "the git host's TLS certificate was not accepted"
+  if (code === "ENOTFOUND" || code === "EAI_AGAIN" || code === "EAI_NONAME") return new TransportError("the git host's name does not resolve")
+  if (/^(ERR_TLS|CERT_|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|ERR_SSL)/.test(code)) return new TransportError("the git host's TLS certificate was not accepted")
   if (code === "ECONNREFUSED" || code === "EHOSTUNREACH" || code === "ENETUNREACH" || code === "ETIMEDOUT") {
-    return "could not connect to the git host"
+    return new TransportError("could not connect to the git host", code === "ECONNREFUSED")
   }
-  return "the connection to the git host failed"
+  // a reset or a closed connection: often a restarting host or proxy, worth asking again
+  return new TransportError("the connection to the git host failed", code === "ECONNRESET" || code === "EPIPE")
 }
+
+/** Statuses a host or its proxy answers while briefly unable to serve: the request is asked again (UploadPack.ts). */
+const TRANSIENT_STATUSES = new Set([500, 502, 503, 504])
 
 /** An HTTP status as the failure's description: the number and its standard name, never the remote's reason phrase. */
 export const statusFailure = (status: number): TransportError =>
-  new TransportError(`the git host answered HTTP ${status}${STATUS_CODES[status] ? ` (${STATUS_CODES[status]})` : ""}`)
+  new TransportError(`the git host answered HTTP ${status}${STATUS_CODES[status] ? ` (${STATUS_CODES[status]})` : ""}`, TRANSIENT_STATUSES.has(status))
 
 /** The guarded transport: each connection checked against the host policy (see Transport above). */
 export class GuardedTransport {
@@ -100,6 +132,11 @@ export class GuardedTransport {
     if (Either.isLeft(verdict)) throw new TransportError(`${url.hostname} is not allowed: ${verdict.left}`)
   }
 
+  private get phases(): PhaseLimits {
+    return this.options.phases ?? DEFAULT_PHASES
+  }
+
+  /** One request; each phase (connect, the answer's head) cut by its limit, the whole by the request's signal. */
   private readonly once = (url: URL, init: GitRequest) =>
     new Promise<IncomingMessage>((resolve, reject) => {
       this.checkLiteral(url)
@@ -115,11 +152,54 @@ export class GuardedTransport {
           // names the operator allowed reach any address; others only allowed ones
           ...(isAllowedName(this.options.allowed, url.hostname, port) ? {} : { lookup: this.guardedLookup(port) })
         },
-        resolve
+        (response) => {
+          clearTimeout(head)
+          resolve(response)
+        }
       )
-      exchange.on("error", reject)
+      const cut = (message: string) => () => exchange.destroy(new PhaseTimeout(message))
+      const head = setTimeout(cut("the git host did not start answering in time (GIT_RESPONSE_TIMEOUT_MS)"), this.phases.responseMillis)
+      exchange.on("socket", (socket) => {
+        // a kept-alive socket is connected already
+        if (!socket.connecting) return
+        const connect = setTimeout(cut("could not connect to the git host in time (GIT_CONNECT_TIMEOUT_MS)"), this.phases.connectMillis)
+        socket.once("connect", () => clearTimeout(connect))
+        socket.once("close", () => clearTimeout(connect))
+      })
+      exchange.on("error", (cause) => {
+        clearTimeout(head)
+        reject(cause)
+      })
       exchange.end(init.body)
     })
+
+  /** The answer's body, cut after `idleMillis` without a byte; any failure reading it is described, never quoted. */
+  private readonly bodyOf = (response: IncomingMessage, signal: AbortSignal): AsyncIterable<Buffer> => {
+    const idleMillis = this.phases.idleMillis
+    return {
+      async *[Symbol.asyncIterator]() {
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const arm = () => {
+          timer = setTimeout(
+            () => response.destroy(new PhaseTimeout("the git host stopped sending in the middle of its answer (GIT_IDLE_TIMEOUT_MS)")),
+            idleMillis
+          )
+        }
+        try {
+          arm()
+          for await (const chunk of response) {
+            clearTimeout(timer)
+            yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk))
+            arm()
+          }
+        } catch (cause) {
+          throw describeFailure(cause, signal)
+        } finally {
+          clearTimeout(timer)
+        }
+      }
+    }
+  }
 
   /** One exchange with the git host at `url`, following same-origin redirects of a GET. */
   readonly request = async (url: string, init: GitRequest): Promise<Exchange> => {
@@ -130,7 +210,9 @@ export class GuardedTransport {
         const response = await this.once(current, init)
         const status = response.statusCode ?? 0
         const location = response.headers.location
-        if (status < 300 || status >= 400 || location === undefined) return { url: current, status, headers: response.headers, body: response }
+        if (status < 300 || status >= 400 || location === undefined) {
+          return { url: current, status, headers: response.headers, body: this.bodyOf(response, init.signal) }
+        }
         response.resume()
         if (init.method !== "GET") throw new TransportError(`the git host redirected a ${init.method}`)
         const next = new URL(location, current)
@@ -139,7 +221,7 @@ export class GuardedTransport {
         current = next
       }
     } catch (cause) {
-      throw new TransportError(describeFailure(cause, init.signal))
+      throw describeFailure(cause, init.signal)
     }
   }
 
@@ -165,6 +247,27 @@ export class GuardedTransport {
 export const makeTransport = (options: TransportOptions) => new GuardedTransport(options)
 
 export type Transport = ReturnType<typeof makeTransport>
+
+/** Pauses before asking again after a transient failure (each ±20 %): three tries in all, within about 1.5 s. */
+const RETRY_DELAYS_MILLIS = [250, 1_000]
+
+/**
+ * `exchange` again after a transient failure (a 5xx, a reset connection: TransportError.transient), at most twice,
+ * after a short pause, and never past the request's deadline. A timeout is not retried: a stalled host would hold
+ * the job for longer still.
+ */
+export const retryingTransient = async <A>(signal: AbortSignal, exchange: () => Promise<A>): Promise<A> => {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await exchange()
+    } catch (cause) {
+      const delay = RETRY_DELAYS_MILLIS[attempt]
+      if (!(cause instanceof TransportError) || !cause.transient || delay === undefined || signal.aborted) throw cause
+      const waited = await sleep(delay * (0.8 + 0.4 * Math.random()), true, { signal }).catch(() => false)
+      if (!waited) throw cause
+    }
+  }
+}
 
 /** The whole body of an answer, up to `limit` bytes (more is a failure, not memory). */
 export const readAll = async (body: AsyncIterable<Uint8Array>, limit: number, what: string): Promise<Buffer> => {

@@ -153,6 +153,10 @@ export const fetchPack = async (
       const { lines, rest } = splitLines(pending, 0)
       pending = pending.subarray(rest)
       for (const line of lines) {
+        // git's fatal answer ("ERR upload-pack: not our ref …"): its words are the host's, so only the fact is said
+        if (line !== null && line.toString("latin1", 0, 4) === "ERR ") {
+          throw new TransportError("the git host refused to send the commit it advertised (the branch may have moved meanwhile)")
+        }
         if (phase === "shallow") {
           const match = line === null ? null : /^(shallow|unshallow) ([0-9a-f]{40})\n?$/.exec(line.toString("latin1"))
           if (line === null) phase = "ack"
@@ -182,8 +186,8 @@ export const fetchPack = async (
   } catch (cause) {
     // a ceiling or a protocol failure says itself; a broken or timed-out stream is described, not quoted
     if (cause instanceof TransportError || cause instanceof CeilingExceeded) throw cause
-    throw new TransportError(target.signal.aborted ? "the git host did not answer in time" : "the connection to the git host failed")
+    throw new TransportError(target.signal.aborted ? "the git host did not answer in time" : "the connection to the git host failed", !target.signal.aborted)
   }
-  if (phase !== "done") throw new TransportError("the git host's answer ended early")
+  if (phase !== "done") throw new TransportError("the git host's answer ended early", true)
   return update
 }

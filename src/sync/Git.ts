@@ -70,6 +70,11 @@ export class PushRejected extends Schema.TaggedError<PushRejected>()("PushReject
 export class Git extends Context.Tag("Git")<
   Git,
   {
+    /**
+     * Does the host answer now? The ref advertisement alone, read before a job takes one of the few job slots, so a
+     * host that is slow or dead holds none of them (README "Slow or dead git hosts").
+     */
+    readonly probe: (labId: string, remote: GitRemote) => Effect.Effect<void, GitError>
     /** Fetch the branch tip; None when the repository or the branch is empty. */
     readonly fetch: (labId: string, remote: GitRemote) => Effect.Effect<Option.Option<Head>, GitError>
     /**

@@ -34,6 +34,10 @@ export interface Lab {
   /** Held by each git job and by each link change of the lab (see `exclusive`). */
   readonly lock: Effect.Semaphore
   hasWorker: boolean
+  /** The last job failed: the lab's next ones use the retry pools (JobSlots.ts). */
+  failing: boolean
+  /** When the lab's host last answered (epoch milliseconds): a probe just before is not repeated. */
+  answeredAt: number
   /** Link changes holding or waiting for `lock`. */
   holders: number
 }
@@ -49,7 +53,13 @@ export interface Supervision {
   readonly engine: SyncEngine
   readonly locks: LabLocks["Type"]
   readonly repo: SyncRepo
-  readonly jobs: Effect.Semaphore
+  /** JobSlots.ts: jobs and probes, for labs in good standing and for labs retrying after a failure. */
+  readonly slots: {
+    readonly jobs: Effect.Semaphore
+    readonly retryJobs: Effect.Semaphore
+    readonly probes: Effect.Semaphore
+    readonly retryProbes: Effect.Semaphore
+  }
   readonly labs: Map<LabId, Lab>
   stopping: boolean
   readonly isStopping: Effect.Effect<boolean>
@@ -65,6 +75,8 @@ export const labOf = (s: Supervision, labId: LabId): Lab => {
     urgent: Effect.unsafeMakeLatch(false),
     lock: Effect.unsafeMakeSemaphore(1),
     hasWorker: false,
+    failing: false,
+    answeredAt: 0,
     holders: 0
   }
   s.labs.set(labId, lab)

@@ -1,11 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, type Option } from "effect"
+import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { SecretBox } from "../common/SecretBox.js"
 import { FilesRepo } from "../files/FilesRepo.js"
 import { GitFigures } from "../figures/GitFigures.js"
 import type { LabId } from "../labs/LabId.js"
-import type { EngineDeps } from "./EngineDeps.js"
+import { type EngineDeps, remoteOf } from "./EngineDeps.js"
 import { Git } from "./Git.js"
 import { pull } from "./SyncPull.js"
 import { push } from "./SyncPush.js"
@@ -29,6 +29,11 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
       figures: yield* GitFigures
     }
     return {
+      /** Does the lab's host answer now (Git.probe)? Nothing to ask when the lab is not linked. */
+      probe: (labId: LabId) =>
+        Effect.flatMap(deps.links.link(labId), (link) =>
+          Option.isNone(link) ? Effect.void : Effect.flatMap(remoteOf(deps, link.value), (remote) => deps.git.probe(labId, remote))
+        ),
       /** Fetch the default branch and apply it. `announce`: record activity even when nothing changed. */
       pull: (labId: LabId, subPath: Option.Option<string>, announce: boolean) =>
         observedPull(labId, pull(deps, labId, subPath, announce)),

@@ -1,6 +1,7 @@
-import { Cause, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, Schedule, Scheduler } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, Schedule, Scheduler } from "effect"
 import { ServiceUnavailable } from "../http/Errors.js"
 import { GitError } from "./Git.js"
+import { JobSlots } from "./JobSlots.js"
 import { exclusiveWithin, LabLocks, LockBusy, LockUnavailable } from "./LabLocks.js"
 import type { SyncResult } from "./RepoLink.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
@@ -41,9 +42,6 @@ export const STOP_GRACE = Duration.seconds(10)
  */
 const yieldingToRequests = Scheduler.make((task) => setImmediate(task))
 
-/** Git jobs running at once across all labs: bounds memory and CPU on big repositories. */
-const CONCURRENT_JOBS = 2
-
 /**
  * The job: push the outbox (stopping at a chunk boundary on shutdown), then the pulls asked for. "busy" when another
  * replica works on the lab now: nothing was done, and the job is asked again shortly.
@@ -72,8 +70,32 @@ const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.
       LockUnavailable: (e) => Effect.fail(new GitError({ message: e.message }))
     }),
     lab.lock.withPermits(1),
-    s.jobs.withPermits(1)
+    (lab.failing ? s.slots.retryJobs : s.slots.jobs).withPermits(1),
+    // the host answers first, or the job fails without having held a job slot (JobSlots.ts)
+    (job) => Effect.zipRight(probe(s, labId, lab), job)
   )
+
+/** A host that answered this recently is not asked again before a job (a lab busy on another replica asks often). */
+const PROBE_FRESH_MILLIS = 10_000
+
+/** Check that the lab's host answers, holding a probe slot only (unless it answered a moment ago). */
+const probe = (s: Supervision, labId: LabId, lab: Lab) =>
+  Effect.gen(function* () {
+    if ((yield* Clock.currentTimeMillis) - lab.answeredAt < PROBE_FRESH_MILLIS) return
+    yield* (lab.failing ? s.slots.retryProbes : s.slots.probes).withPermits(1)(s.engine.probe(labId))
+    lab.answeredAt = yield* Clock.currentTimeMillis
+  })
+
+/** The pools of JobSlots.ts, as semaphores. */
+const makeSlots = Effect.gen(function* () {
+  const sizes = yield* JobSlots
+  return {
+    jobs: yield* Effect.makeSemaphore(sizes.jobs),
+    retryJobs: yield* Effect.makeSemaphore(sizes.retryJobs),
+    probes: yield* Effect.makeSemaphore(sizes.probes),
+    retryProbes: yield* Effect.makeSemaphore(sizes.retryProbes)
+  }
+})
 
 /** While another replica works on a lab, its job is asked again this often (holding nothing meanwhile). */
 const BUSY_AGAIN = Duration.millis(250)
@@ -125,7 +147,9 @@ const work = (s: Supervision, labId: LabId, lab: Lab) =>
         yield* Effect.sleep(BUSY_AGAIN)
         continue
       }
+      lab.failing = Exit.isFailure(exit)
       if (Exit.isSuccess(exit)) {
+        lab.answeredAt = yield* Clock.currentTimeMillis
         yield* retry.reset
         continue
       }
@@ -242,7 +266,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
       engine: yield* SyncEngine,
       locks: yield* LabLocks,
       repo,
-      jobs: yield* Effect.makeSemaphore(CONCURRENT_JOBS),
+      slots: yield* makeSlots,
       labs: new Map(),
       stopping: false,
       isStopping: Effect.sync(() => s.stopping),

@@ -20,6 +20,8 @@ export interface GitServer {
   readonly createRepo: (name: string, branch?: string) => Promise<string>
   /** Make the next `count` requests answer `status` (all of them until `failWith(0)` when count is Infinity). */
   readonly failWith: (status: number, count: number) => void
+  /** From now on every other request answers `status` (the next one is served, the one after fails, …); 0 stops. */
+  readonly failEveryOther: (status: number) => void
   /** Requests served so far, by service (git-upload-pack = fetch, git-receive-pack = push). */
   readonly requests: () => ReadonlyArray<string>
   /** The `Authorization` header of each request so far, in order (undefined when it had none). */
@@ -87,6 +89,7 @@ const holdOf = (service: string) => {
 export const startGitServer = async (): Promise<GitServer> => {
   const root = await mkdtemp(join(tmpdir(), "lab-git-"))
   let failures = { status: 0, count: 0 }
+  let alternate = { status: 0, served: 0 }
   const served: Array<string> = []
   const authorizations: Array<string | undefined> = []
   const fetches = holdOf("git-upload-pack")
@@ -103,6 +106,10 @@ export const startGitServer = async (): Promise<GitServer> => {
   }
 
   const serve = (req: IncomingMessage, res: ServerResponse, url: URL) => {
+    if (alternate.status !== 0 && alternate.served++ % 2 === 1) {
+      res.writeHead(alternate.status, { "content-type": "text/plain" }).end("unavailable (test)")
+      return
+    }
     if (failures.count > 0) {
       failures.count--
       res.writeHead(failures.status, { "content-type": "text/plain" }).end("unavailable (test)")
@@ -153,6 +160,9 @@ export const startGitServer = async (): Promise<GitServer> => {
     },
     failWith: (status, count) => {
       failures = { status, count }
+    },
+    failEveryOther: (status) => {
+      alternate = { status, served: 0 }
     },
     requests: () => [...served],
     receiveMillis: () => receiveMillis,

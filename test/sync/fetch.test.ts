@@ -97,9 +97,13 @@ describe("native fetch", () => {
     await wc.remove()
   })
 
-  it("fails with the host's status when it refuses", async () => {
+  it("fails with the host's status when it refuses: at once for a 404, after three tries for a 503", async () => {
     const url = await server.createRepo("down")
-    server.failWith(503, 1)
+    server.failWith(404, 1)
+    await expect(shallowClone({ gitdir: await bareRepo("gone-clone"), url, branch: "main" })).rejects.toThrow(/404/)
+    const before = server.requests().length
+    server.failWith(503, 3)
     await expect(shallowClone({ gitdir: await bareRepo("down-clone"), url, branch: "main" })).rejects.toThrow(/503/)
+    expect(server.requests().length - before).toBe(3)
   })
 })

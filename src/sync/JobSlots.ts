@@ -1,0 +1,23 @@
+import { Context } from "effect"
+
+/**
+ * How many labs' git work runs at once (README "Slow or dead git hosts"). A job (fetch, apply, push) holds a job
+ * slot; before taking one, a probe checks that the lab's host answers its ref advertisement now, holding only a
+ * probe slot. A host that is slow or dead therefore fails its probe without ever holding a job slot. Labs whose
+ * last attempt failed use pools of their own, so however many hosts are failing, labs whose hosts answer keep
+ * theirs.
+ */
+export interface JobSlotSettings {
+  /** GIT_JOB_SLOTS: jobs at once of labs in good standing; bounds memory and CPU on big repositories. */
+  readonly jobs: number
+  /** GIT_RETRY_JOB_SLOTS: jobs at once of labs whose last attempt failed. */
+  readonly retryJobs: number
+  /** GIT_PROBE_SLOTS: probes at once of labs in good standing (each an HTTP request, waiting on the network). */
+  readonly probes: number
+  /** GIT_RETRY_PROBE_SLOTS: probes at once of labs whose last attempt failed. */
+  readonly retryProbes: number
+}
+
+export const DEFAULT_JOB_SLOTS: JobSlotSettings = { jobs: 2, retryJobs: 1, probes: 16, retryProbes: 4 }
+
+export class JobSlots extends Context.Reference<JobSlots>()("JobSlots", { defaultValue: () => DEFAULT_JOB_SLOTS }) {}
