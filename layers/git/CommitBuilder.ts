@@ -85,10 +85,15 @@ const commitBody = (change: Change, tree: string, parent: Head | undefined) => {
 }
 
 /**
- * `readTree` answers a tree of the parent's (from the lab's store) by id.
- * Throws when a tree it needs cannot be read.
+ * `readTree` answers a tree of the parent's (from the lab's store) by id; `stored` says whether the store holds an
+ * object already. Throws when a tree it needs cannot be read.
  */
-export const buildCommits = (readTree: (oid: string) => StoredTree | undefined, parent: Head | undefined, changes: ReadonlyArray<Change>): Built => {
+export const buildCommits = (
+  readTree: (oid: string) => StoredTree | undefined,
+  parent: Head | undefined,
+  changes: ReadonlyArray<Change>,
+  stored: (oid: string) => boolean = () => false
+): Built => {
   const dirs = new Map<string, Dir>()
   const objects: Array<PackObject> = []
   const made = new Set<string>()
@@ -121,8 +126,12 @@ export const buildCommits = (readTree: (oid: string) => StoredTree | undefined, 
   const writeDir = (dir: Dir, before: Buffer | undefined): string => {
     const id = treeId(dir.tree)
     if (id === dir.oid) return id
+    // a directory back as an earlier version the store holds (maybe as the base of the version it changes from) is
+    // written whole: as a delta on that version it would close a cycle of deltas no reader resolves. It is written
+    // all the same, as the push may need it (the store also holds what earlier builds made and never pushed)
+    const again = !made.has(id) && stored(id)
     const delta =
-      before !== undefined && dir.oid !== undefined && dir.depth < MAX_DELTA_DEPTH ? prefixSuffixDelta(before, dir.tree.bytes) : undefined
+      !again && before !== undefined && dir.oid !== undefined && dir.depth < MAX_DELTA_DEPTH ? prefixSuffixDelta(before, dir.tree.bytes) : undefined
     emit(delta && dir.oid ? { kind: "delta", id, baseId: dir.oid, delta } : { kind: "whole", id, type: "tree", content: dir.tree.bytes })
     dir.depth = delta ? dir.depth + 1 : 0
     dir.oid = id

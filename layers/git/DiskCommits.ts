@@ -84,7 +84,8 @@ export class DiskCommits {
             authorName: c.info.authorName,
             authorEmail: c.info.authorEmail,
             time
-          }))
+          })),
+          (oid) => this.options.objectsOf(labId).holds(oid)
         )
         const tip = result.heads.at(-1)
         if (result.objects.length > 0 && tip !== undefined) {

@@ -70,6 +70,7 @@ const volumeObjects = (fs: MemFs, gitdir: string): ObjectReader => {
     read,
     readBounded,
     deltaDepth: () => 0,
+    holds: (oid) => /^[0-9a-f]{40}$/.test(oid) && fs.existsSync(join(gitdir, "objects", oid.slice(0, 2), oid.slice(2))),
     spill: (oid) => Promise.resolve(Option.getOrUndefined(Option.map(Option.fromNullable(read(oid)), (o) => bufferAccess(o.content)))),
     close: () => undefined
   }

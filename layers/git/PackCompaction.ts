@@ -9,8 +9,8 @@ import { type PackObject, writePack } from "./PackWriter.js"
 /**
  * Keeps a lab's store to a few packs. Every fetch and every push adds one, so a lab written to all day would gather
  * thousands, and each object lookup searches every pack's index. Packs are merged geometrically, as
- * `git repack --geometric=2` does: the smallest ones, while each next one is under twice the sum of those before,
- * so a store holds about log2(its size) packs and each merge rewrites little. Deltas are copied as they are (an
+ * `git repack --geometric=2` does (`geometricChoice`), so a store holds about log2(its size) packs and each byte is
+ * rewritten about log2(its size) times in all. Deltas are copied as they are (an
  * object is never rebuilt), a delta whose base is in another pack stays a delta on that base. Only packs together
  * under MAX_MERGE_BYTES are merged, so memory stays bounded; a large first clone's pack is left as it is.
  */
@@ -43,16 +43,26 @@ const packsOf = async (gitdir: string): Promise<Array<PackFile>> => {
   return found.flat()
 }
 
-/** The packs to merge: the smallest, each next one under twice the sum before it, within the byte bound. */
+/**
+ * How many of the smallest packs to merge so that the sizes, smallest first, form a progression of factor 2 (each
+ * pack at least twice the one before), as `git repack --geometric=2` splits them: from the largest down, the packs
+ * already in progression stay; all below the first break are merged, and so are the ones above it that the merged
+ * pack would not be half of. Fewer than 2: nothing to merge. Only as many as fit in MAX_MERGE_BYTES are merged.
+ */
 export const geometricChoice = (sizes: ReadonlyArray<number>): number => {
-  let sum = 0
-  let count = 0
-  for (const size of [...sizes].sort((a, b) => a - b)) {
-    if (count > 0 && size >= 2 * sum) break
-    if (sum + size > MAX_MERGE_BYTES) break
-    sum += size
-    count++
+  const sorted = [...sizes].sort((a, b) => a - b)
+  let split = sorted.length - 1
+  while (split > 0 && (sorted[split] ?? 0) >= 2 * (sorted[split - 1] ?? 0)) split--
+  // the pair that broke the progression: both sides of it are merged
+  if (split > 0) split++
+  let sum = sorted.slice(0, split).reduce((a, b) => a + b, 0)
+  for (let next = sorted[split]; next !== undefined && next < 2 * sum; next = sorted[split]) {
+    sum += next
+    split++
   }
+  let bytes = 0
+  let count = 0
+  while (count < split && bytes + (sorted[count] ?? 0) <= MAX_MERGE_BYTES) bytes += sorted[count++] ?? 0
   return count
 }
 
@@ -107,7 +117,10 @@ export const compactPacks = async (gitdir: string, beforeRemoving: () => void): 
   if (count < 2) return false
   const chosen = [...packs].sort((a, b) => a.bytes - b.bytes).slice(0, count)
   const unique = new Map<string, PackObject>()
-  for (const pack of chosen) for (const object of await objectsOfPack(pack.base)) if (!unique.has(object.id)) unique.set(object.id, object)
+  // an object held twice is kept whole when one copy is: a delta copy could be on a base that is itself a delta on it
+  for (const pack of chosen) {
+    for (const object of await objectsOfPack(pack.base)) if (unique.get(object.id)?.kind !== "whole") unique.set(object.id, object)
+  }
   const written = writePack(basesFirst([...unique.values()]))
   const base = join(gitdir, "objects", "pack", `pack-${written.checksum.toString("hex")}`)
   await writeFile(`${base}.pack.tmp`, written.pack, { mode: 0o600 })

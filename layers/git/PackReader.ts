@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { inflateEntry, inflatePrefix, inflateStreaming } from "./Inflate.js"
 import { idxCount, idxFind } from "./PackIdx.js"
@@ -54,6 +54,8 @@ export interface ObjectReader {
   readonly readBounded: (oid: string, maxBytes: number) => ObjectInfo | undefined
   /** How many deltas must be applied to read the object (0: stored whole, or not held). */
   readonly deltaDepth: (oid: string) => number
+  /** Whether the store holds the object: loose, or in a pack seen by the reader's last read (no new listing). */
+  readonly holds: (oid: string) => boolean
   /** A large object's content by position, spilled to a scratch file (never whole in memory). */
   readonly spill: (oid: string, scratch: Scratch) => Promise<RandomAccess | undefined>
   /**
@@ -270,6 +272,14 @@ class PackObjectReader implements ObjectReader {
     this.touch()
     const at = /^[0-9a-f]{40}$/.test(oid) ? this.locatePacked(oid) : undefined
     return at === undefined ? 0 : this.depthAt(at.pack, at.offset, 0)
+  }
+
+  readonly holds = (oid: string): boolean => {
+    this.touch()
+    if (!/^[0-9a-f]{40}$/.test(oid)) return false
+    const key = Buffer.from(oid, "hex")
+    for (const pack of this.packs ?? this.scan()) if (idxFind(pack.idx, pack.count, key) !== undefined) return true
+    return existsSync(join(this.gitdir, "objects", oid.slice(0, 2), oid.slice(2)))
   }
 
   readonly spill = async (oid: string, scratch: Scratch): Promise<RandomAccess | undefined> => {

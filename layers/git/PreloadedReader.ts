@@ -26,6 +26,7 @@ export const withPreloaded = (reader: ObjectReader, objects: ReadonlyMap<string,
       return { type: object.type, size: object.content.length, content: object.content.length > maxBytes ? undefined : object.content }
     },
     deltaDepth: (oid) => (preloaded.has(oid) ? 0 : reader.deltaDepth(oid)),
+    holds: (oid) => preloaded.has(oid) || reader.holds(oid),
     spill: reader.spill,
     close: () => {
       preloaded.clear()

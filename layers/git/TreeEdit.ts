@@ -8,7 +8,7 @@ import { objectId } from "./PackFormat.js"
  */
 
 /** The tree with no entries. */
-export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbe4904b"
+export const EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
 export type EntryMode = "100644" | "100755" | "120000" | "160000" | "40000"
 

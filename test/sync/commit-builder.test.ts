@@ -4,16 +4,20 @@
  * PackWriter.ts, indexed by `git index-pack --strict` and checked by `git fsck --strict`; each commit's tree must be
  * what the writes so far make it. The deltas the builder writes are applied back by the reader's own code.
  */
-import { FastCheck } from "effect"
+import { Effect, FastCheck, Option } from "effect"
 import { execFileSync } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { type Change, buildCommits, MAX_DELTA_DEPTH } from "../../layers/git/CommitBuilder.js"
 import { prefixSuffixDelta } from "../../layers/git/DeltaEncode.js"
-import { applyDelta } from "../../layers/git/PackFormat.js"
+import { applyDelta, readEntryHeader, TYPES } from "../../layers/git/PackFormat.js"
 import { writePack } from "../../layers/git/PackWriter.js"
+import * as GitDisk from "../../layers/git/GitDisk.js"
+import { idxCount, idxEntries } from "../../layers/git/PackIdx.js"
+import { openObjectReader } from "../../layers/git/PackReader.js"
+import { Git } from "../../src/sync/Git.js"
 
 const dirs: Array<string> = []
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })))
@@ -144,5 +148,66 @@ describe("native commits", () => {
       }),
       { numRuns: 500 }
     )
+  })
+
+  it("delete every file: the commit's tree is git's own empty tree, and git takes the commit", () => {
+    const { gitDir, head, files } = seeded()
+    const changes = [...files.keys()].map((path, i): Change => ({
+      path,
+      content: null,
+      message: `Delete ${path}\n`,
+      authorName: "Lab Service",
+      authorEmail: "lab-service@users.noreply.local",
+      time: 1_700_000_000 + i
+    }))
+    const built = buildCommits((oid) => ({ content: git(gitDir, ["cat-file", "tree", oid]), depth: 0 }), head, changes)
+    git(gitDir, ["index-pack", "--strict", "--fix-thin", "--stdin"], writePack(built.objects).pack)
+    const tip = built.heads.at(-1)?.commit ?? ""
+    git(gitDir, ["update-ref", "refs/heads/main", tip])
+    git(gitDir, ["fsck", "--strict", "--no-progress"])
+    expect(git(gitDir, ["rev-parse", `${tip}^{tree}`]).toString().trim()).toBe(git(gitDir, ["hash-object", "-t", "tree", "/dev/null"]).toString().trim())
+  })
+
+  it("a directory back to an earlier version is stored again whole, never as a delta on its own successor (a cycle)", async () => {
+    const root = mkdtempSync(join(tmpdir(), "lab-builder-revert-"))
+    dirs.push(root)
+    const packDir = join(root, "lab.git", "objects", "pack")
+    const info = { message: "m\n", authorName: "Lab Service", authorEmail: "lab-service@users.noreply.local" }
+    const edit = (path: string, content: string | null) => ({ path, content, info })
+    /** The store's packs: name → the ids it holds. */
+    const packs = () =>
+      new Map(
+        readdirSync(packDir)
+          .filter((name) => name.endsWith(".idx"))
+          .map((name) => {
+            const idx = readFileSync(join(packDir, name))
+            return [name.slice(0, -4), idxEntries(idx, idxCount(idx) ?? 0)] as const
+          })
+      )
+    const storedAgain: Array<string> = []
+    const tip = await Effect.runPromise(
+      Effect.gen(function* () {
+        const store = yield* Git
+        // a/ big enough that its next version is worth a delta
+        const first = Array.from({ length: 30 }, (_, i) => edit(`a/keep-${i}-${"x".repeat(30)}.md`, `keep ${i}\n`))
+        let head = Option.flatten(Option.fromNullable((yield* store.commitAll("lab", Option.none(), first)).at(-1)))
+        // then each its own build, as each push is: a/ gets a file, loses it, gets it back, loses it again
+        for (const change of [edit("a/new.md", "new\n"), edit("a/new.md", null), edit("a/new.md", "new\n"), edit("a/new.md", null)]) {
+          const before = packs()
+          const held = new Set([...before.values()].flatMap((entries) => entries.map((e) => e.id)))
+          head = Option.flatten(Option.fromNullable((yield* store.commitAll("lab", head, [change])).at(-1)))
+          for (const [name, entries] of packs()) {
+            if (before.has(name)) continue
+            const pack = readFileSync(join(packDir, `${name}.pack`))
+            for (const e of entries) if (held.has(e.id) && TYPES[readEntryHeader(pack, e.offset).kind] === undefined) storedAgain.push(e.id)
+          }
+        }
+        return head
+      }).pipe(Effect.provide(GitDisk.layer({ root, timeoutMillis: 1_000 })))
+    )
+    expect(storedAgain).toEqual([])
+    const reader = openObjectReader(join(root, "lab.git"))
+    expect(reader.read(Option.getOrThrow(tip).tree)?.content.includes("a")).toBe(true)
+    reader.close()
   })
 })
