@@ -9,6 +9,7 @@ import { storedBytesQuota } from "./migrations/0008-quotas-stored-bytes.js"
 import { syncFidelity } from "./migrations/0009-sync-fidelity.js"
 import { recordsQuota } from "./migrations/0010-records-quota.js"
 import { syncPullWanted } from "./migrations/0011-sync-pull-wanted.js"
+import { syncLinkTokenRepository } from "./migrations/0012-sync-link-token-repository.js"
 import { backupChunks } from "./migrations/0013-backup-chunks.js"
 
 export interface Migration {
@@ -34,5 +35,6 @@ export const migrations: ReadonlyArray<Migration> = [
   syncFidelity,
   recordsQuota,
   syncPullWanted,
+  syncLinkTokenRepository,
   backupChunks
 ]

@@ -9,8 +9,8 @@ export interface RepoLink {
   readonly defaultBranch: string
   readonly autoPush: boolean
   readonly tokenSealed: string | null
-  /** The origin (`scheme://host[:port]`) the token was given for: it is never sent anywhere else. */
-  readonly tokenOrigin: string | null
+  /** The repository (its URL as linked) the token was given for: it is never sent to another one. */
+  readonly tokenRepo: string | null
   readonly webhookSecretSealed: string | null
   readonly lastSyncAt: Date | null
   readonly lastSyncSha: string | null
@@ -48,7 +48,7 @@ export const LinkRepo = Body({
     Schema.NullOr(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096))).annotations({
       description:
         "credential for fetch and push (a token, or user:password); stored encrypted, never returned; null removes it. " +
-        "It is bound to the repository's origin: a repo on another origin drops it unless this request gives one"
+        "It is bound to the repository: a link to another repository (another origin or path) drops it unless this request gives one"
     })
   )
 })
@@ -74,7 +74,7 @@ export const SyncStatus = Schema.Struct({
   pendingCommits: Schema.Number.annotations({ description: "writes acknowledged but not yet pushed" }),
   setAsideCommits: Schema.Number.annotations({ description: "writes that can never be pushed, set aside (see setAside)" }),
   setAside: Schema.Array(SetAsideWrite).annotations({ description: "the newest writes set aside, at most 20, newest first" }),
-  hasToken: Schema.Boolean.annotations({ description: "a token is stored for the origin the repository is on" }),
+  hasToken: Schema.Boolean.annotations({ description: "a token is stored for the linked repository" }),
   hasWebhookSecret: Schema.Boolean
 }).annotations({ identifier: "SyncStatus" })
 export type SyncStatus = typeof SyncStatus.Type
@@ -123,11 +123,45 @@ export const sameOrigin = (a: string, b: string): boolean => {
 }
 
 /**
- * Is the stored token the sync's to send: one given for the origin the repository is on now? A token without
- * its origin (restored from a backup made before origins were kept) is not: it waits for a new one.
+ * Hosts known to treat repository paths case-insensitively and `name` as `name.git`: there a path is compared as
+ * they resolve it. Any other host (a self-hosted forge, a plain git http-backend on a file system) is compared
+ * exactly: `a` and `A`, `x` and `x.git` may be different repositories there.
+ */
+const FOLDING_HOSTS = new Set(["github.com", "gitlab.com", "bitbucket.org", "codeberg.org"])
+
+/**
+ * The repository a URL names, as its host tells repositories apart: origin and path (dot segments resolved,
+ * trailing slashes dropped; case and one `.git` suffix folded on FOLDING_HOSTS). Undefined when it does not parse.
+ */
+export const repositoryOf = (url: string): string | undefined => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.origin === "null") return undefined
+    let path = parsed.pathname
+    while (path.endsWith("/")) path = path.slice(0, -1)
+    if (FOLDING_HOSTS.has(parsed.hostname)) {
+      path = path.toLowerCase()
+      if (path.endsWith(".git")) path = path.slice(0, -".git".length)
+    }
+    return `${parsed.origin}${path}`
+  } catch {
+    return undefined
+  }
+}
+
+/** Do two URLs name the same repository (see repositoryOf)? False when either does not parse. */
+export const sameRepository = (a: string, b: string): boolean => {
+  const repository = repositoryOf(a)
+  return repository !== undefined && repository === repositoryOf(b)
+}
+
+/**
+ * Is the stored token the sync's to send: one given for the repository linked now? A token without its
+ * repository (given before tokens were bound to repositories and not carried over, or restored from a backup made
+ * before) is not: it waits for a new one.
  */
 export const tokenIsBound = (link: RepoLink): boolean =>
-  link.tokenSealed !== null && link.tokenOrigin !== null && sameOrigin(link.tokenOrigin, link.repo)
+  link.tokenSealed !== null && link.tokenRepo !== null && sameRepository(link.tokenRepo, link.repo)
 
 /** `owner/name` for messages. */
 export const repoNameOf = (url: string): string =>

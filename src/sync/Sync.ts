@@ -61,8 +61,8 @@ const status = (d: SyncDeps, labId: LabId) =>
   ).pipe(d.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
 
 /**
- * What happens to the stored token: a new one is bound to the repository's origin; without one, the stored
- * token stays only while the repository stays on the origin it was given for (None: keep it).
+ * What happens to the stored token: a new one is bound to the repository; without one, the stored token stays
+ * only while the link stays on the repository it was given for (None: keep it). README "Security model".
  */
 const tokenChange = (
   d: SyncDeps,
@@ -71,7 +71,7 @@ const tokenChange = (
   token: string | null | undefined
 ): Option.Option<SealedToken | null> => {
   if (token === null) return Option.some(null)
-  if (token !== undefined) return Option.some({ sealed: d.box.seal(token), origin: originOf(repoUrl) ?? repoUrl })
+  if (token !== undefined) return Option.some({ sealed: d.box.seal(token), repo: repoUrl, origin: originOf(repoUrl) ?? repoUrl })
   const stored = Option.filter(current, (l) => l.tokenSealed !== null)
   if (Option.isNone(stored)) return Option.none()
   return tokenIsBound({ ...stored.value, repo: repoUrl }) ? Option.none() : Option.some(null)

@@ -13,7 +13,7 @@ const LinkRow = Schema.Struct({
   defaultBranch: Schema.String,
   autoPush: Schema.Boolean,
   tokenSealed: Schema.NullOr(Schema.String),
-  tokenOrigin: Schema.NullOr(Schema.String),
+  tokenRepo: Schema.NullOr(Schema.String),
   webhookSecretSealed: Schema.NullOr(Schema.String),
   lastSyncAt: Schema.NullOr(Schema.DateFromSelf),
   lastSyncSha: Schema.NullOr(Schema.String),
@@ -22,9 +22,13 @@ const LinkRow = Schema.Struct({
 })
 const decodeLinks = Schema.decodeUnknown(Schema.Array(LinkRow))
 
-/** A token to store, sealed, with the origin it was given for. */
+/**
+ * A token to store, sealed, with the repository it was given for (and that repository's origin, which replicas of
+ * versions that bound tokens to origins only still read during a rolling upgrade).
+ */
 export interface SealedToken {
   readonly sealed: string
+  readonly repo: string
   readonly origin: string
 }
 
@@ -43,9 +47,10 @@ const saveLink = (sql: SqlClient.SqlClient, link: {
   const token = Option.getOrNull(link.token)
   const keep = Option.isNone(link.token)
   return Effect.orDie(sql`
-    INSERT INTO lab_repos (lab_id, repo, repo_key, default_branch, auto_push, token_sealed, token_origin, created_at, updated_at)
+    INSERT INTO lab_repos (lab_id, repo, repo_key, default_branch, auto_push, token_sealed, token_origin, token_repo,
+                           created_at, updated_at)
     VALUES (${link.labId}, ${link.repo}, ${link.repoKey}, ${link.defaultBranch}, ${link.autoPush},
-            ${token?.sealed ?? null}, ${token?.origin ?? null}, now(), now())
+            ${token?.sealed ?? null}, ${token?.origin ?? null}, ${token?.repo ?? null}, now(), now())
     ON CONFLICT (lab_id) DO UPDATE SET
       repo = EXCLUDED.repo,
       repo_key = EXCLUDED.repo_key,
@@ -53,6 +58,7 @@ const saveLink = (sql: SqlClient.SqlClient, link: {
       auto_push = EXCLUDED.auto_push,
       token_sealed = ${keep ? sql`lab_repos.token_sealed` : sql`EXCLUDED.token_sealed`},
       token_origin = ${keep ? sql`lab_repos.token_origin` : sql`EXCLUDED.token_origin`},
+      token_repo = ${keep ? sql`lab_repos.token_repo` : sql`EXCLUDED.token_repo`},
       last_sync_sha = CASE WHEN lab_repos.repo = EXCLUDED.repo AND lab_repos.default_branch = EXCLUDED.default_branch
                            THEN lab_repos.last_sync_sha END,
       updated_at = now()`)
@@ -63,7 +69,7 @@ export class SyncRepo extends Effect.Service<SyncRepo>()("SyncRepo", {
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const COLUMNS = sql.literal(
-      "lab_id, repo, repo_key, default_branch, auto_push, token_sealed, token_origin, webhook_secret_sealed, last_sync_at, last_sync_sha, " +
+      "lab_id, repo, repo_key, default_branch, auto_push, token_sealed, token_repo, webhook_secret_sealed, last_sync_at, last_sync_sha, " +
         "last_error, last_error_at"
     )
 

@@ -26,6 +26,8 @@ export interface GitServer {
   readonly requests: () => ReadonlyArray<string>
   /** The `Authorization` header of each request so far, in order (undefined when it had none). */
   readonly authorizations: () => ReadonlyArray<string | undefined>
+  /** Each request so far, in order: its path and its `Authorization` header. */
+  readonly received: () => ReadonlyArray<{ readonly path: string; readonly authorization: string | undefined }>
   /**
    * From now on, fetches' pack requests (POST git-upload-pack) wait unanswered until the returned
    * function is called, which serves those waiting and stops holding.
@@ -92,6 +94,7 @@ export const startGitServer = async (): Promise<GitServer> => {
   let alternate = { status: 0, served: 0 }
   const served: Array<string> = []
   const authorizations: Array<string | undefined> = []
+  const received: Array<{ readonly path: string; readonly authorization: string | undefined }> = []
   const fetches = holdOf("git-upload-pack")
   const pushes = holdOf("git-receive-pack")
   let receiveMillis = 0
@@ -100,6 +103,7 @@ export const startGitServer = async (): Promise<GitServer> => {
     const url = new URL(req.url ?? "/", "http://localhost")
     served.push(url.searchParams.get("service") ?? url.pathname.split("/").at(-1) ?? "")
     authorizations.push(req.headers.authorization)
+    received.push({ path: url.pathname, authorization: req.headers.authorization })
     const answer = () => serve(req, res, url)
     if (fetches.caught(req, url, answer) || pushes.caught(req, url, answer)) return
     answer()
@@ -167,6 +171,7 @@ export const startGitServer = async (): Promise<GitServer> => {
     requests: () => [...served],
     receiveMillis: () => receiveMillis,
     authorizations: () => [...authorizations],
+    received: () => [...received],
     holdUploadPack: fetches.start,
     heldRequests: fetches.count,
     holdReceivePack: pushes.start,

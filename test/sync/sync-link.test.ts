@@ -1,6 +1,6 @@
 /**
  * The link to a repository against real git servers: the stored token stays on
- * the origin it was given for, PATCH is a partial update, a link change waits for
+ * the repository it was given for, PATCH is a partial update, a link change waits for
  * the lab's git job in progress, and writes git refuses never block the outbox.
  */
 import { Schema } from "effect"
@@ -8,7 +8,7 @@ import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { repoKeyOf, SyncStatus } from "../../src/sync/RepoLink.js"
+import { repoKeyOf, sameRepository, SyncStatus } from "../../src/sync/RepoLink.js"
 import { data, expectError, json } from "../support/http.js"
 import { startGitServer, type GitServer } from "../support/GitServer.js"
 import { repoWith } from "../support/SyncServer.js"
@@ -62,7 +62,7 @@ const labWithToken = async (slug: string, repo: { readonly url: string; readonly
 
 const basic = (token: string) => `Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`
 
-describe("the stored token stays on its origin", { timeout: 90_000 }, () => {
+describe("the stored token stays on its repository", { timeout: 90_000 }, () => {
   it("a member moving repo to another origin without a token drops it: that host never sees it", async () => {
     const a = await repoWith(hostA, "acme/private", { "README.md": "a\n" })
     const b = await repoWith(hostB, "evil/x", { "bait.md": "b\n" })
@@ -86,30 +86,80 @@ describe("the stored token stays on its origin", { timeout: 90_000 }, () => {
     expect(hostB.authorizations()).not.toContain(basic("tok-A"))
   })
 
-  it("keeps the token for another repository on the same origin (however the URL spells it)", async () => {
+  it("a member moving repo to another repository on the same origin without a token drops it: that repository never sees it", async () => {
+    const a = await repoWith(hostA, "acme/kept-secret", { "README.md": "a\n" })
+    const other = await repoWith(hostA, "acme/other", { "bait.md": "b\n" })
+    const { labId, link } = await labWithToken("token-repo", a, "tok-repo")
+    expect(link.hasToken).toBe(true)
+
+    const member = await memberOf("token-repo")
+    const moved = await linked(await patchLink(member, { labId, repo: other.url }))
+    expect(moved).toMatchObject({ repo: other.url, hasToken: false })
+    await member.syncedTo(labId, other.head)
+    await member.syncNow(labId)
+    const toOther = () => hostA.received().filter((r) => r.path.startsWith("/acme/other.git/"))
+    expect(toOther().length).toBeGreaterThan(0)
+    expect(toOther().filter((r) => r.authorization !== undefined)).toEqual([])
+    // moving back does not bring the token back: it was dropped, not hidden
+    expect((await linked(await patchLink(member, { labId, repo: a.url }))).hasToken).toBe(false)
+
+    // a token given in the same request is the one for that repository
+    expect((await linked(await patchLink(member, { labId, repo: other.url, token: "tok-other" }))).hasToken).toBe(true)
+    const seen = toOther().length
+    await member.syncNow(labId)
+    expect(toOther().slice(seen).map((r) => r.authorization)).toContain(basic("tok-other"))
+    expect(toOther().map((r) => r.authorization)).not.toContain(basic("tok-repo"))
+  })
+
+  it("keeps the token for the same repository however the URL spells it", async () => {
     const a = await repoWith(hostA, "acme/one", { "one.md": "1\n" })
-    const a2 = await repoWith(hostA, "acme/two", { "two.md": "2\n" })
-    const { labId } = await labWithToken("token-same-origin", a, "tok-1")
-    const respelled = a2.url.replace("http://127.0.0.1", "HTTP://127.0.0.1")
-    expect((await linked(await patchLink(admin, { labId, repo: respelled }))).hasToken).toBe(true)
+    const { labId } = await labWithToken("token-same-repo", a, "tok-1")
+    await put(a.wc.dir, "two.md", "2\n")
+    const head = await a.wc.commitAndPush("two")
     const seen = hostA.authorizations().length
-    await admin.syncedTo(labId, a2.head)
+    const respelled = a.url.replace("http://127.0.0.1", "HTTP://127.0.0.1")
+    expect((await linked(await patchLink(admin, { labId, repo: respelled }))).hasToken).toBe(true)
+    await admin.syncedTo(labId, head)
     expect(hostA.authorizations().slice(seen)).toContain(basic("tok-1"))
   })
 
-  it("the sync never sends a token to another origin than the one it was given for, whatever the link says", async () => {
-    const a = await repoWith(hostA, "acme/kept", { "README.md": "a\n" })
-    const b = await repoWith(hostB, "evil/y", { "bait.md": "b\n" })
-    const { labId } = await labWithToken("token-engine", a, "tok-kept")
-    // the link changed behind the API's back (an old backup restored, say): the token's origin is still A's
+  it.each([
+    ["another origin", "token-engine", () => hostB, "evil/y"],
+    ["another repository on its origin", "token-engine-path", () => hostA, "evil/z"]
+  ] as const)("the sync never sends a token to %s than the one it was given for, whatever the link says", async (_, slug, host, name) => {
+    const a = await repoWith(hostA, `acme/${slug}`, { "README.md": "a\n" })
+    const b = await repoWith(host(), name, { "bait.md": "b\n" })
+    const { labId } = await labWithToken(slug, a, "tok-kept")
+    // the link changed behind the API's back (an old backup restored, say): the token's repository is still A
     await server.sql(
       (sql) => sql`UPDATE lab_repos SET repo = ${b.url}, repo_key = ${repoKeyOf(b.url)}, last_sync_sha = NULL WHERE lab_id = ${labId}`
     )
     expect((await admin.status(labId)).hasToken).toBe(false)
-    const seen = hostB.authorizations().length
+    const seen = host().received().length
     await admin.syncNow(labId)
     expect((await admin.status(labId)).lastSyncSha).toBe(b.head)
-    expect(hostB.authorizations().slice(seen).filter((h) => h !== undefined)).toEqual([])
+    const toB = host().received().slice(seen).filter((r) => r.path.startsWith(`/${name}.git/`))
+    expect(toB.length).toBeGreaterThan(0)
+    expect(toB.filter((r) => r.authorization !== undefined)).toEqual([])
+  })
+})
+
+describe("sameRepository: repositories compared as their host tells them apart", () => {
+  it("folds case and a .git suffix on hosts known to (GitHub, GitLab, Bitbucket, Codeberg)", () => {
+    expect(sameRepository("https://github.com/Acme/Notes.git", "https://GITHUB.com/acme/notes")).toBe(true)
+    expect(sameRepository("https://github.com/acme/notes/", "https://github.com:443/acme/notes.git")).toBe(true)
+    expect(sameRepository("https://gitlab.com/group/sub/Project", "https://gitlab.com/group/sub/project.git")).toBe(true)
+    expect(sameRepository("https://github.com/acme/notes", "https://github.com/acme/other")).toBe(false)
+    expect(sameRepository("https://github.com/acme/notes", "https://github.com/acme/notes/wiki")).toBe(false)
+    expect(sameRepository("https://github.com/acme/notes", "http://github.com/acme/notes")).toBe(false)
+  })
+
+  it("compares the path exactly elsewhere (a plain git server may hold both x and X, x and x.git)", () => {
+    expect(sameRepository("https://git.example.com/Team/a.git", "https://GIT.example.com:443/Team/./b/../a.git/")).toBe(true)
+    expect(sameRepository("https://git.example.com/team/a.git", "https://git.example.com/Team/a.git")).toBe(false)
+    expect(sameRepository("https://git.example.com/team/a.git", "https://git.example.com/team/a")).toBe(false)
+    expect(sameRepository("https://git.example.com/team/a.git", "https://git.example.com:8443/team/a.git")).toBe(false)
+    expect(sameRepository("not a url", "not a url")).toBe(false)
   })
 })
 

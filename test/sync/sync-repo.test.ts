@@ -30,16 +30,16 @@ const linkedLab = (url = `https://git.example.com/team/${randomBytes(4).toString
 
 const contract = (name: string, database: Layer.Layer<SqlClient.SqlClient, unknown>) =>
   layer(Layer.provideMerge(Repositories, database), { excludeTestServices: true, timeout: "60 seconds" })(name, (it) => {
-    it.effect("a link's token: set with its origin, kept when not given, removed with null", () =>
+    it.effect("a link's token: set with its repository, kept when not given, removed with null", () =>
       Effect.gen(function* () {
         const sync = yield* SyncRepo
         const { labId, link } = yield* linkedLab()
-        const tokenOf = Effect.map(sync.link(labId), Option.map((l) => [l.tokenSealed, l.tokenOrigin]))
+        const tokenOf = Effect.map(sync.link(labId), Option.map((l) => [l.tokenSealed, l.tokenRepo]))
         expect(yield* tokenOf).toEqual(Option.some([null, null]))
-        yield* sync.saveLink({ ...link, token: Option.some({ sealed: "sealed-1", origin: "https://git.example.com" }) })
-        expect(yield* tokenOf).toEqual(Option.some(["sealed-1", "https://git.example.com"]))
+        yield* sync.saveLink({ ...link, token: Option.some({ sealed: "sealed-1", repo: link.repo, origin: "https://git.example.com" }) })
+        expect(yield* tokenOf).toEqual(Option.some(["sealed-1", link.repo]))
         yield* sync.saveLink({ ...link, autoPush: false, token: Option.none() })
-        expect(yield* tokenOf).toEqual(Option.some(["sealed-1", "https://git.example.com"]))
+        expect(yield* tokenOf).toEqual(Option.some(["sealed-1", link.repo]))
         yield* sync.saveLink({ ...link, token: Option.some(null) })
         expect(yield* tokenOf).toEqual(Option.some([null, null]))
       })
