@@ -4,6 +4,7 @@ import { DEFAULT_QUOTAS, type PlanQuotas } from "../src/quotas/PlanQuotas.js"
 import { NO_EXCEPTIONS, parseAllowedHosts } from "../src/sync/HostPolicy.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../src/sync/Webhooks.js"
 import { DEFAULT_CEILINGS } from "./git/Fetch.js"
+import { DEFAULT_REDIS_RETRY_MILLIS } from "./RedisFallback.js"
 import { DEFAULT_STOP } from "./Stop.js"
 
 /**
@@ -150,6 +151,8 @@ export const AppConfig = Config.all({
   }),
   quotas,
   webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
+  // issue 21 (ops): how often a Redis known to be away is tried again
+  redisRetryMillis: positive("RATE_LIMIT_REDIS_RETRY_MS", DEFAULT_REDIS_RETRY_MILLIS),
   stop: Config.all({
     drainMillis: nonNegative("STOP_DRAIN_MS", DEFAULT_STOP.drainMillis),
     requestsMillis: positive("STOP_REQUESTS_MS", DEFAULT_STOP.requestsMillis)
