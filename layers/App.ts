@@ -38,6 +38,8 @@ export interface AppSettings {
   readonly host: string
   readonly database: Database.DatabaseSettings
   readonly redisUrl: Option.Option<URL>
+  /** How often a Redis known to be away is tried again (RATE_LIMIT_REDIS_RETRY_MS); 2 s when absent. */
+  readonly redisRetryMillis?: number
   readonly adminKey: Redacted.Redacted<string>
   readonly masterKey: Redacted.Redacted<string>
   readonly jwt: Option.Option<JwtSettings>
@@ -90,7 +92,7 @@ export const environment = (settings: AppSettings) => {
     jwt,
     gitLayer(settings.git),
     Layer.succeed(PublicBaseUrl, settings.publicBaseUrl),
-    RateLimitStore.layer(settings.redisUrl),
+    RateLimitStore.layer(settings.redisUrl, settings.redisRetryMillis),
     SecretBox.layer(settings.masterKey),
     Layer.succeed(AdminKey, settings.adminKey),
     Layer.succeed(AdminLimits, settings.adminLimits),

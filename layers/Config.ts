@@ -6,6 +6,7 @@ import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../src/sync/Webhooks.js"
 import { DEFAULT_JOB_SLOTS } from "../src/sync/JobSlots.js"
 import { DEFAULT_CEILINGS } from "./git/Fetch.js"
 import { DEFAULT_PHASES } from "./git/Transport.js"
+import { DEFAULT_REDIS_RETRY_MILLIS } from "./RedisFallback.js"
 import { DEFAULT_STOP } from "./Stop.js"
 
 /**
@@ -170,6 +171,8 @@ export const AppConfig = Config.all({
   quotas,
   gitHosts,
   webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
+  // issue 21 (ops): how often a Redis known to be away is tried again
+  redisRetryMillis: positive("RATE_LIMIT_REDIS_RETRY_MS", DEFAULT_REDIS_RETRY_MILLIS),
   stop: Config.all({
     drainMillis: nonNegative("STOP_DRAIN_MS", DEFAULT_STOP.drainMillis),
     requestsMillis: positive("STOP_REQUESTS_MS", DEFAULT_STOP.requestsMillis)

@@ -63,6 +63,7 @@ export const MainLive = Layer.unwrapEffect(
       host: config.host,
       database,
       redisUrl: config.redisUrl,
+      redisRetryMillis: config.redisRetryMillis,
       adminKey: admin.secret,
       masterKey: master.secret,
       jwt: Option.map(config.jwt.jwksUrl, (jwksUrl) => ({

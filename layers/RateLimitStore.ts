@@ -1,8 +1,9 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
-import type { RedisOptions } from "ioredis"
+import { Clock, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
+import type { Redis, RedisOptions } from "ioredis"
 import { createHash } from "node:crypto"
 import { FixedWindowCounter } from "../src/ratelimit/RateLimits.js"
+import { DEFAULT_REDIS_RETRY_MILLIS, withMemoryFallback } from "./RedisFallback.js"
 
 /**
  * Stores for `@effect/experimental`'s RateLimiter with calendar (fixed) windows.
@@ -25,7 +26,7 @@ import { FixedWindowCounter } from "../src/ratelimit/RateLimits.js"
  *   RateLimitStoreError.
  */
 
-type Store = Context.Tag.Service<RateLimiter.RateLimiterStore>
+export type Store = Context.Tag.Service<RateLimiter.RateLimiterStore>
 
 /** Where every counter lives in Redis. */
 export const REDIS_PREFIX = "lab-service:ratelimit:"
@@ -156,7 +157,13 @@ return count
 `
 const FIXED_WINDOW_SHA = createHash("sha1").update(FIXED_WINDOW_SCRIPT).digest("hex")
 
-const makeRedisStore = (options: RedisOptions, prefix: string) =>
+/** The Redis store and the client under it (layers/RedisFallback.ts watches the client). */
+export interface RedisStore {
+  readonly store: Store
+  readonly client: Redis
+}
+
+const makeRedisStore = (options: RedisOptions, prefix: string): Effect.Effect<RedisStore, never, Scope.Scope> =>
   Effect.gen(function* () {
     const client = yield* Effect.acquireRelease(
       // ioredis is loaded only when Redis is configured: a single process does without its modules and their memory
@@ -194,7 +201,7 @@ const makeRedisStore = (options: RedisOptions, prefix: string) =>
         }),
       tokenBucket: tokenBucketUnsupported
     }
-    return store
+    return { store, client }
   })
 
 /** ioredis options for a `redis://` or `rediss://` URL. */
@@ -211,13 +218,28 @@ const redisOptions = (url: URL): RedisOptions => ({
   commandTimeout: 1_000
 })
 
-/** Counters in Redis under `lab-service:ratelimit:`: shared by every replica. */
+/** Counters in Redis under `lab-service:ratelimit:`: shared by every replica. Fails while Redis is away. */
 export const redis = (url: URL): Layer.Layer<RateLimiter.RateLimiterStore> =>
-  Layer.scoped(RateLimiter.RateLimiterStore, makeRedisStore(redisOptions(url), REDIS_PREFIX))
+  Layer.scoped(RateLimiter.RateLimiterStore, Effect.map(makeRedisStore(redisOptions(url), REDIS_PREFIX), (r) => r.store))
+
+/**
+ * Counters in Redis, and in this replica's memory while Redis is known to be away (layers/RedisFallback.ts): a
+ * request never waits on a Redis that is down, and Redis is tried again in the background every `retryMillis`.
+ */
+export const redisWithFallback = (url: URL, retryMillis: number): Layer.Layer<RateLimiter.RateLimiterStore> =>
+  Layer.scoped(
+    RateLimiter.RateLimiterStore,
+    Effect.flatMap(makeRedisStore(redisOptions(url), REDIS_PREFIX), (redis) =>
+      withMemoryFallback(redis, makeMemoryStore().store, retryMillis)
+    )
+  )
 
 /** The RateLimiter over Redis when a URL is given, in memory otherwise (which also answers at once, as FixedWindowCounter). */
-export const layer = (redisUrl: Option.Option<URL>): Layer.Layer<RateLimiter.RateLimiter> =>
+export const layer = (
+  redisUrl: Option.Option<URL>,
+  retryMillis: number = DEFAULT_REDIS_RETRY_MILLIS
+): Layer.Layer<RateLimiter.RateLimiter> =>
   Option.match(redisUrl, {
     onNone: () => Layer.provideMerge(RateLimiter.layer, memory),
-    onSome: (url) => RateLimiter.layer.pipe(Layer.provide(redis(url)))
+    onSome: (url) => RateLimiter.layer.pipe(Layer.provide(redisWithFallback(url, retryMillis)))
   })

@@ -2,6 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Cache, Duration, Effect, Exit, Option } from "effect"
 import { InvalidField } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
+import { notCounted } from "../db/ConnectionLoss.js"
 import { Forbidden } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
 import { LabsRepo } from "../labs/LabsRepo.js"
@@ -109,8 +110,9 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
     const cache = yield* Cache.makeWith({
       capacity: CACHE_CAPACITY,
       // uninterruptible: the first caller runs it for all who wait on it, and may go away (a client hanging up)
+      // the lookup notes the key's use (last_used_at): bookkeeping, which leaves a read a read (ConnectionLoss.ts)
       lookup: (key: string) =>
-        Effect.uninterruptible(Effect.map(deps.repo.useByHash(key.slice(key.indexOf(":") + 1)), Option.map(toPrincipal))),
+        Effect.uninterruptible(Effect.map(notCounted(deps.repo.useByHash(key.slice(key.indexOf(":") + 1))), Option.map(toPrincipal))),
       // a failed lookup (the database down) is not remembered
       timeToLive: (exit) => (Exit.isSuccess(exit) ? CACHE_TTL : Duration.zero)
     })

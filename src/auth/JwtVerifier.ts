@@ -1,4 +1,5 @@
 import { Cache, Clock, Context, Data, Duration, Effect, Exit, Layer, Schema } from "effect"
+import { notCounted } from "../db/ConnectionLoss.js"
 import { Unauthorized } from "../http/Errors.js"
 import { type Principal, ScopeString } from "./Principal.js"
 import { UsersRepo } from "./UsersRepo.js"
@@ -92,7 +93,8 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<
             const claims = yield* Schema.decodeUnknown(Claims)(payload).pipe(
               Effect.mapError(() => new Unauthorized({ message: "invalid JWT: missing sub" }))
             )
-            const id = yield* users.upsert(claims.iss, claims.sub, claims.name ?? null)
+            // the user's record is bookkeeping, idempotent: it leaves a read a read (src/db/ConnectionLoss.ts)
+            const id = yield* notCounted(users.upsert(claims.iss, claims.sub, claims.name ?? null))
             const expiresAt = claims.exp === undefined ? null : new Date(claims.exp * 1000)
             const principal: Principal = {
               id,

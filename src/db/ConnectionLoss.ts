@@ -74,13 +74,25 @@ const onlyReads = (statement: Statement.Statement<unknown>) => {
   return first !== undefined && first._tag === "Literal" && /^\s*(select|show)\b/i.test(first.value)
 }
 
-/** Notes, before it is sent, a statement that may write outside a transaction (its answer could be lost after it landed). */
-const noteAutocommitWrites =
-  (ledger: WriteLedger): Statement.Statement.Transformer =>
-  (statement, _sql, refs) => {
-    if (!ledger.mayHaveLanded && !onlyReads(statement) && !inTransaction(refs)) ledger.mayHaveLanded = true
-    return Effect.succeed(statement)
+/**
+ * Notes, before it is sent, a statement that may write outside a transaction (its answer could be lost after it
+ * landed), in the ledger of the fiber sending it: `notCounted` work has none.
+ */
+const noteAutocommitWrites: Statement.Statement.Transformer = (statement, _sql, refs) => {
+  const ledger = FiberRefs.getOrDefault(refs, CurrentLedger)
+  if (Option.isSome(ledger) && !ledger.value.mayHaveLanded && !onlyReads(statement) && !inTransaction(refs)) {
+    ledger.value.mayHaveLanded = true
   }
+  return Effect.succeed(statement)
+}
+
+/**
+ * The service's own bookkeeping (a key's `last_used_at`, a JWT user's `last_seen_at`): written, but not part of
+ * what the request asked for, so its writes do not count as the request's. A read that lost its connection is
+ * still a read: it runs again, and its 503 says nothing was changed. Only for idempotent writes nobody waits on.
+ */
+export const notCounted = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, CurrentLedger, Option.none())
 
 /**
  * The SqlClient with its transactions noted in the current ledger: one whose body succeeded may have landed from
@@ -124,7 +136,7 @@ export const withConnectionRetry = <A, E, R>(
     const ledger: WriteLedger = { mayHaveLanded: false }
     return effect.pipe(
       Effect.locally(CurrentLedger, Option.some(ledger)),
-      Effect.locally(Statement.currentTransformer, Option.some(noteAutocommitWrites(ledger))),
+      Effect.locally(Statement.currentTransformer, Option.some(noteAutocommitWrites)),
       Effect.sandbox,
       Effect.mapError((cause): Failed<E> => ({ cause, lost: causeIsRetryable(cause), mayHaveLanded: ledger.mayHaveLanded }))
     )

@@ -1,5 +1,5 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
-import { Clock, Context, Duration, Effect, Option } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Option } from "effect"
 import type { Plan } from "../common/Schemas.js"
 
 export interface Limits {
@@ -75,7 +75,7 @@ const countViaLimiter = (
           e.reason === "Exceeded"
             ? Effect.succeed<WindowResult>({ allowed: false, limit, remaining: 0, end: now + Duration.toMillis(e.retryAfter) })
             : // A broken store must not take the API down: let the request through, and say so in the log.
-              Effect.as(Effect.logWarning("rate limit store failed; request allowed", e), {
+              Effect.as(Effect.logWarning("rate limit store failed; request allowed", { reason: reasonOf(e) }), {
                 allowed: true,
                 limit,
                 remaining: limit,
@@ -179,3 +179,16 @@ const decision = (w: WindowResult, now: number): RateDecision => ({
   reset: Math.ceil(w.end / 1000),
   retryAfter: w.allowed ? 0 : Math.max(1, Math.ceil((w.end - now) / 1000))
 })
+
+/** What went wrong, in words: the error's own message, down its chain of causes (an Error logs as `{}`). */
+export const reasonOf = (error: unknown): string => {
+  const parts: Array<string> = []
+  let current: unknown = error
+  for (let depth = 0; depth < 5 && current !== undefined && current !== null; depth++) {
+    if (Cause.isCause(current)) current = Cause.squash(current)
+    const message = current instanceof Error ? current.message : typeof current === "string" ? current : ""
+    if (message !== "" && !parts.includes(message)) parts.push(message)
+    current = typeof current === "object" && current !== null && "cause" in current ? current.cause : undefined
+  }
+  return parts.length > 0 ? parts.join(": ") : String(error)
+}

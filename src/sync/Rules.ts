@@ -27,18 +27,43 @@ export const isRegularFile = (entry: { readonly type: string; readonly mode: str
 
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }) // keep a BOM: the text must be the blob, byte for byte
 
+/** git's rule: a NUL byte in the first 8,000 bytes makes a file binary (images, PDFs, archives). */
+const GIT_BINARY_PROBE = 8000
+
 /**
- * Text, by content: git's rule (no NUL byte in the first 8,000 bytes) and valid
- * UTF-8, since PostgreSQL text accepts neither NUL nor invalid UTF-8. Returns the
- * text, or undefined for binary content.
+ * What a blob is to the sync: text (a file of the lab), binary by git's own rule, or left out for a reason a user
+ * would not guess from git (which shows it as text, or does not look: too large), stated in `reason`.
  */
-export const decodeText = (bytes: Uint8Array): string | undefined => {
-  const head = bytes.subarray(0, 8000)
-  if (head.includes(0)) return undefined
-  try {
-    const text = utf8.decode(bytes)
-    return text.includes("\0") ? undefined : text
-  } catch {
-    return undefined
+export type Content =
+  | { readonly kind: "text"; readonly text: string }
+  | { readonly kind: "binary" }
+  | { readonly kind: "left-out"; readonly reason: string }
+
+/**
+ * Text, by content: git's rule (no NUL byte in the first 8,000 bytes) and valid UTF-8 with no NUL anywhere, since
+ * PostgreSQL text accepts neither NUL nor invalid UTF-8. `bytes` is undefined for a blob over MAX_FILE_BYTES.
+ */
+export const judgeContent = (size: number, bytes: Uint8Array | undefined): Content => {
+  if (bytes === undefined || size > MAX_FILE_BYTES) {
+    return { kind: "left-out", reason: `larger than 1 MiB (${size} bytes; files of the lab hold at most ${MAX_FILE_BYTES})` }
   }
+  if (bytes.subarray(0, GIT_BINARY_PROBE).includes(0)) return { kind: "binary" }
+  const nul = bytes.indexOf(0, GIT_BINARY_PROBE)
+  if (nul !== -1) {
+    return {
+      kind: "left-out",
+      reason: `a NUL byte at offset ${nul}: git counts it as text (no NUL in the first 8,000 bytes), but the database stores text without NUL`
+    }
+  }
+  try {
+    return { kind: "text", text: utf8.decode(bytes) }
+  } catch {
+    return { kind: "left-out", reason: "not valid UTF-8: the database stores UTF-8 text only" }
+  }
+}
+
+/** The text of a file the sync takes, or undefined for content it leaves out (see judgeContent). */
+export const decodeText = (bytes: Uint8Array): string | undefined => {
+  const content = judgeContent(bytes.byteLength, bytes)
+  return content.kind === "text" ? content.text : undefined
 }

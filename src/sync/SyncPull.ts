@@ -9,7 +9,8 @@ import { type EngineDeps, emptyResult, linkOf, remoteOf } from "./EngineDeps.js"
 import type { GitChange, Head } from "./Git.js"
 import { lookupPaths, type PullPlan, planPull, type PullRead, removalsOf } from "./PullPlan.js"
 import { type RepoLink, repoNameOf, type SyncResult } from "./RepoLink.js"
-import { decodeText, MAX_FILE_BYTES } from "./Rules.js"
+import { judgeContent, MAX_FILE_BYTES } from "./Rules.js"
+import { type LeftOutFile, recordLeftOut } from "./SkippedFiles.js"
 
 /** A pull reads and writes changed files in batches of at most this many files and bytes: memory stays bounded. */
 const BATCH_FILES = 2000
@@ -17,10 +18,14 @@ const BATCH_BYTES = 16 * 1024 * 1024
 /** The first batch is small, so the database starts writing while the next one is read. */
 const FIRST_BATCH_FILES = 250
 
-/** The blobs read so far: figures found, and paths whose blob is not text (skipped, and removed if from git). */
+/**
+ * The blobs read so far: figures found, and paths whose blob is not text (skipped, and removed if from git); of
+ * those, the ones git does not call binary, with the reason they are left out.
+ */
 interface Reading {
   readonly figuresFound: Array<GitFigureFile>
   readonly unreadable: Array<string>
+  readonly leftOut: Array<LeftOutFile>
 }
 
 /** The changed blobs from `start` on, as files to store (the text ones: the others are skipped), up to a batch. */
@@ -40,13 +45,14 @@ const readBatch = (deps: EngineDeps, labId: LabId, toRead: ReadonlyArray<PullRea
       batchBytes += Option.match(blob.content, { onNone: () => 0, onSome: (c) => c.byteLength })
       // figures (images, PDFs): recorded when read, forgotten when gone from the tree (docs/figures.md)
       if (isFigurePath(path)) reading.figuresFound.push({ path, oid, size: blob.size })
-      const text = Option.isSome(blob.content) ? decodeText(blob.content.value) : undefined
-      if (text === undefined) {
+      const content = judgeContent(blob.size, Option.getOrUndefined(blob.content))
+      if (content.kind !== "text") {
         reading.unreadable.push(path)
+        if (content.kind === "left-out") reading.leftOut.push({ path, reason: content.reason })
         continue
       }
       batch.push({
-        file: { labId, path, content: text, size: blob.size, sha: oid, source: "git", fromGit: true, createdAt: now, updatedAt: now },
+        file: { labId, path, content: content.text, size: blob.size, sha: oid, source: "git", fromGit: true, createdAt: now, updatedAt: now },
         // stored only if the path is still as read here: a write acknowledged since wins (FilesRepo.storePulled)
         expected
       })
@@ -141,7 +147,7 @@ const carryOut = (
 ) =>
   Effect.gen(function* () {
     const { plan, stored } = planned
-    const reading: Reading = { figuresFound: [], unreadable: [] }
+    const reading: Reading = { figuresFound: [], unreadable: [], leftOut: [] }
     // the first batch is read before the transaction opens: the database is not held while git is first read
     const first = yield* readBatch(deps, labId, plan.toRead, reading, 0)
     return yield* Effect.gen(function* () {
@@ -153,6 +159,7 @@ const carryOut = (
       const skipped = plan.skipped + reading.unreadable.length
       const result: SyncResult = { ok: true, pulled: added, updated, skipped, removed: removed.length, sha: pulled.head.commit }
       yield* record(deps, pulled.link, pulled.head, pulled.subPath, result)
+      yield* recordLeftOut(deps, labId, pulled.head, reading.leftOut)
       return result
     }).pipe(deps.sql.withTransaction, Effect.catchTag("SqlError", Effect.die))
   })

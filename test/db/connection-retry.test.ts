@@ -10,7 +10,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Exit, Ref, TestServices } from "effect"
 import * as Database from "../../layers/Database.js"
-import { DatabaseUnavailable, isConnectionLoss, isTransientConflict, withConnectionRetry } from "../../src/db/ConnectionLoss.js"
+import { DatabaseUnavailable, isConnectionLoss, isTransientConflict, notCounted, withConnectionRetry } from "../../src/db/ConnectionLoss.js"
 
 /** What pg reports for a backend ended by pg_terminate_backend while a statement ran. */
 const terminated = () =>
@@ -106,6 +106,23 @@ layer(Database.layer({ kind: "pglite", dataDir: undefined }))("a request that lo
       expect(exit).toEqual(Exit.fail(new DatabaseUnavailable({ mayHaveLanded: true })))
       expect(runs).toBe(1)
       expect(yield* rows("autocommit")).toBe(1)
+    })
+  )
+
+  it.effect("runs again a read whose only write is bookkeeping (notCounted), and says nothing was changed when it gives up", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const noted = (lose: Effect.Effect<void, SqlError>) =>
+        Effect.zipRight(Effect.zipRight(notCounted(Effect.zipRight(insert("bookkeeping"), sql.withTransaction(insert("bookkeeping")))), lose), rows("nobody"))
+      const { exit, runs } = yield* run(2, noted)
+      expect(exit).toEqual(Exit.succeed(0))
+      expect(runs).toBe(3)
+      const given = yield* run(100, noted)
+      expect(given.exit).toEqual(Exit.fail(new DatabaseUnavailable({ mayHaveLanded: false })))
+      // the request's own writes still count, beside bookkeeping
+      const own = yield* run(5, (lose) => Effect.zipRight(Effect.zipRight(notCounted(insert("bookkeeping")), insert("own")), lose))
+      expect(own.exit).toEqual(Exit.fail(new DatabaseUnavailable({ mayHaveLanded: true })))
+      expect(own.runs).toBe(1)
     })
   )
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { decodeText, isRegularFile, isSkippedPath, MAX_FILE_BYTES } from "../../src/sync/Rules.js"
+import { decodeText, isRegularFile, isSkippedPath, judgeContent, MAX_FILE_BYTES } from "../../src/sync/Rules.js"
 
 const bytes = (...parts: ReadonlyArray<string | ReadonlyArray<number>>): Uint8Array =>
   Buffer.concat(parts.map((part) => (typeof part === "string" ? Buffer.from(part, "utf8") : Buffer.from(part))))
@@ -141,5 +141,21 @@ describe("decodeText", () => {
   it("takes a large text file whole", () => {
     const big = "line of text\n".repeat(80_000)
     expect(decodeText(bytes(big))).toBe(big)
+  })
+})
+
+describe("judgeContent", () => {
+  it("says binary only by git's rule, and gives the reason for what git shows as text but the lab cannot hold", () => {
+    expect(judgeContent(3, bytes("ab\n"))).toEqual({ kind: "text", text: "ab\n" })
+    expect(judgeContent(8001, bytes("a".repeat(7999), [0], "b"))).toEqual({ kind: "binary" })
+    expect(judgeContent(9002, bytes("a".repeat(9000), [0], "b"))).toEqual({
+      kind: "left-out",
+      reason: expect.stringMatching(/^a NUL byte at offset 9000: git counts it as text/)
+    })
+    expect(judgeContent(4, bytes("caf", [0xe9]))).toEqual({ kind: "left-out", reason: expect.stringMatching(/^not valid UTF-8/) })
+    expect(judgeContent(MAX_FILE_BYTES + 1, undefined)).toEqual({
+      kind: "left-out",
+      reason: expect.stringMatching(/^larger than 1 MiB \(1048577 bytes/)
+    })
   })
 })
