@@ -27,6 +27,8 @@ import type { Git } from "../src/sync/Git.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
 import { DEFAULT_JOB_SLOTS, JobSlots, type JobSlotSettings } from "../src/sync/JobSlots.js"
 import { Readiness } from "../src/status/Readiness.js"
+import * as DiskSpace from "../src/status/DiskSpace.js"
+import * as DiskSpaceWatch from "./DiskSpaceWatch.js"
 import { DEFAULT_STOP, drainOnStop, type StopSettings } from "./Stop.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE, WebhookFailureLimit } from "../src/sync/Webhooks.js"
 import * as RateLimitStore from "./RateLimitStore.js"
@@ -68,10 +70,18 @@ export interface AppSettings {
   readonly stop?: StopSettings
   /** Where spans and metrics go over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT); none when absent. */
   readonly tracing?: Option.Option<Tracing.Exporter>
+  /**
+   * The disk watched for free space (DATA_DIR against DISK_RESERVE_BYTES), or a layer of a test's own; when absent
+   * nothing is watched and only disk-full errors refuse writes (src/status/DiskSpace.ts).
+   */
+  readonly disk?: { readonly dir: string; readonly reserveBytes: number } | { readonly layer: Layer.Layer<DiskSpace.DiskSpace> }
 }
 
 /** The in-memory git (tests) is loaded only when asked for: a deployment does not load it and memfs. */
 const memoryGit = Layer.unwrapEffect(Effect.promise(() => import("./git/GitMemory.js")).pipe(Effect.map((memory) => memory.layer)))
+
+const diskLayer = (disk: AppSettings["disk"]): Layer.Layer<DiskSpace.DiskSpace> =>
+  disk === undefined ? DiskSpace.unwatched : "layer" in disk ? disk.layer : DiskSpaceWatch.layer(disk.dir, disk.reserveBytes)
 
 const gitLayer = (git: AppSettings["git"]): Layer.Layer<Git> =>
   git.kind === "disk" ? GitDisk.layer(git) : git.kind === "memory" ? memoryGit : git.layer
@@ -102,7 +112,7 @@ export const environment = (settings: AppSettings) => {
     Layer.succeed(WebhookFailureLimit, settings.webhookFailuresPerMinute ?? DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
     // where pods run; a cloud provider (see src/pods/PodProvider.ts) would be chosen here
     LocalProcessProvider.layer({ command: settings.pods.command, stopGraceMillis: settings.pods.stopGraceMillis })
-  ).pipe(Layer.provideMerge(database))
+  ).pipe(Layer.provideMerge(Layer.merge(database, diskLayer(settings.disk))))
 }
 
 /**

@@ -8,6 +8,7 @@ import { DEFAULT_CEILINGS } from "./git/Fetch.js"
 import { DEFAULT_PHASES } from "./git/Transport.js"
 import { DEFAULT_REDIS_RETRY_MILLIS } from "./RedisFallback.js"
 import { DEFAULT_STOP } from "./Stop.js"
+import { DEFAULT_DISK_RESERVE_BYTES } from "./DiskSpaceWatch.js"
 
 /**
  * A secret validated as a plain string, then redacted. (Validating after
@@ -143,6 +144,17 @@ const gitHosts = Config.all({
   })
 })
 
+/** DISK_RESERVE_BYTES: free space under DATA_DIR below which writes are refused (507); a size such as 256MiB, 0 to never refuse. */
+const diskReserveBytes = Config.string("DISK_RESERVE_BYTES").pipe(
+  Config.mapOrFail((text) => {
+    const bytes = /^\s*0+\s*$/.test(text) ? 0 : quantity(text, true)
+    return bytes === undefined
+      ? Either.left(ConfigError.InvalidData(["DISK_RESERVE_BYTES"], "must be a whole number of bytes, 0 or more (KiB, MiB, GiB or TiB may follow it), such as 256MiB"))
+      : Either.right(bytes)
+  }),
+  Config.withDefault(DEFAULT_DISK_RESERVE_BYTES)
+)
+
 /** Every setting, read once at start. A bad value stops the start with a message naming the variable. */
 export const AppConfig = Config.all({
   port: Config.port("PORT").pipe(Config.withDefault(8080)),
@@ -176,6 +188,7 @@ export const AppConfig = Config.all({
   stop: Config.all({
     drainMillis: nonNegative("STOP_DRAIN_MS", DEFAULT_STOP.drainMillis),
     requestsMillis: positive("STOP_REQUESTS_MS", DEFAULT_STOP.requestsMillis)
-  })
+  }),
+  diskReserveBytes
 })
 export type AppConfig = Config.Config.Success<typeof AppConfig>

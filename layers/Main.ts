@@ -1,9 +1,12 @@
-import { Effect, Layer, Option } from "effect"
+import { Cause, Effect, Layer, Option, Predicate } from "effect"
 import { chmod, mkdir, stat } from "node:fs/promises"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
+import { causeIsDiskFull } from "../src/db/DiskFull.js"
+import { mebibytes } from "../src/status/DiskSpace.js"
 import * as App from "./App.js"
 import * as Bootstrap from "./Bootstrap.js"
 import { AppConfig } from "./Config.js"
+import { freeBytesUnder } from "./DiskSpaceWatch.js"
 import * as StartupMemory from "./StartupMemory.js"
 import * as Tracing from "./Tracing.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
@@ -77,6 +80,7 @@ export const MainLive = Layer.unwrapEffect(
       quotas: config.quotas,
       webhookFailuresPerMinute: config.webhookFailuresPerMinute,
       stop: config.stop,
+      disk: { dir: dataDir, reserveBytes: config.diskReserveBytes },
       tracing,
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: config.gitHosts.timeoutMillis, phases: config.gitHosts.phases, ...config.git },
@@ -85,3 +89,30 @@ export const MainLive = Layer.unwrapEffect(
     }).pipe(StartupMemory.afterStart)
   })
 )
+
+/** An error's message and those of its causes, in one line (a PGlite failure's message is the useful part of it). */
+const messagesOf = (u: unknown, depth = 0): string => {
+  const message = Predicate.hasProperty(u, "message") && typeof u.message === "string" && u.message !== "" ? u.message : String(u)
+  const cause = Predicate.hasProperty(u, "cause") ? u.cause : undefined
+  return cause === undefined || depth >= 5 ? message : `${message}: ${messagesOf(cause, depth + 1)}`
+}
+
+/**
+ * A start that failed says why in its line's message (the runtime's own report of it has an empty one: main.ts turns
+ * it off for this), and says so when the disk under DATA_DIR is full or below its reserve.
+ */
+export const reportStartFailure = (cause: Cause.Cause<unknown>) =>
+  Effect.gen(function* () {
+    if (Cause.isInterruptedOnly(cause)) return
+    const config = yield* Effect.option(AppConfig)
+    const dataDir = resolve(Option.match(config, { onNone: () => "./data", onSome: (c) => c.dataDir }))
+    const reserve = Option.match(config, { onNone: () => 0, onSome: (c) => c.diskReserveBytes })
+    const free = Option.orElse(yield* freeBytesUnder(dataDir), () => Option.none<number>())
+    const known = Option.isSome(free) ? free : yield* freeBytesUnder(dirname(dataDir))
+    const short = causeIsDiskFull(cause) || Option.exists(known, (bytes) => bytes < reserve)
+    const space = Option.match(known, { onNone: () => "", onSome: (bytes) => ` (${mebibytes(bytes)} free under DATA_DIR ${dataDir}, reserve ${mebibytes(reserve)})` })
+    yield* Effect.logError(
+      `${short ? `the service cannot start: not enough free disk space${space}` : "the service failed to start"}: ${messagesOf(Cause.squash(cause))}`,
+      cause
+    )
+  })

@@ -25,38 +25,20 @@ export const make = (dataDir: string | undefined) =>
       Effect.mapError((cause) => new SqlError({ cause, message: `PGlite: failed to open ${dataDir ?? "in-memory database"}` }))
     )
     const lock = makeLock()
-    const run = (operation: PgliteWorker.Operation) =>
-      Effect.mapError(db.send(operation), (cause) => new SqlError({ cause, message: "Failed to execute statement" }))
-    const rows = (operation: PgliteWorker.Operation): Effect.Effect<Rows, SqlError> =>
-      Effect.flatMap(run(operation), (result) =>
-        PgliteWorker.isRows(result) ? Effect.succeed(result) : Effect.fail(new SqlError({ message: "PGlite answered without rows" }))
-      )
-
-    // The simple protocol runs several statements at once, as pg does without parameters.
-    const query = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<Rows, SqlError> =>
-      params.length === 0 ? rows({ op: "exec", sql }) : rows({ op: "query", sql, params })
-
-    const connection: Connection = {
-      execute: (sql, params, transformRows: TransformRows) =>
-        Effect.map(query(sql, params), (rows) => (transformRows ? transformRows(rows) : rows)),
-      executeRaw: (sql, params) => run({ op: "raw", sql, params }),
-      executeStream: (sql, params, transformRows: TransformRows) =>
-        Stream.fromIterableEffect(Effect.map(query(sql, params), (rows) => (transformRows ? transformRows(rows) : rows))),
-      executeValues: (sql, params) =>
-        Effect.flatMap(run({ op: "query", sql, params, rowMode: "array" }), (result) =>
-          PgliteWorker.isValueRows(result) ? Effect.succeed(result) : Effect.fail(new SqlError({ message: "PGlite answered without rows" }))
-        ),
-      executeUnprepared: (sql, params, transformRows: TransformRows) =>
-        Effect.map(query(sql, params), (rows) => (transformRows ? transformRows(rows) : rows))
-    }
+    const connection = connectionOver(db.send)
+    // a transaction's statements all go to the thread it began on: one opened again meanwhile (after a PANIC) fails them
+    const pinned = Effect.mapBoth(db.pinned, {
+      onFailure: (cause) => new SqlError({ cause, message: "Failed to execute statement" }),
+      onSuccess: connectionOver
+    })
 
     const acquire = (mode: "shared" | "exclusive") =>
-      Effect.as(
+      Effect.zipRight(
         Effect.acquireRelease(
-          Effect.flatMap(FiberRef.get(BackgroundWork), (background) => lock.take(background, mode)),
+          Effect.flatMap(FiberRef.get(BackgroundWork), (background) => Effect.interruptible(lock.take(background, mode))),
           () => Effect.sync(() => lock.release(mode))
         ),
-        connection
+        mode === "shared" ? Effect.succeed(connection) : pinned
       )
 
     return yield* SqlClient.make({
@@ -67,6 +49,34 @@ export const make = (dataDir: string | undefined) =>
       spanAttributes: [["db.system.name", "pglite"]]
     })
   })
+
+/** The SqlClient's connection over a thread's `send`. */
+const connectionOver = (send: PgliteWorker.Send): Connection => {
+  const run = (operation: PgliteWorker.Operation) =>
+    Effect.mapError(send(operation), (cause) => new SqlError({ cause, message: "Failed to execute statement" }))
+  const rows = (operation: PgliteWorker.Operation): Effect.Effect<Rows, SqlError> =>
+    Effect.flatMap(run(operation), (result) =>
+      PgliteWorker.isRows(result) ? Effect.succeed(result) : Effect.fail(new SqlError({ message: "PGlite answered without rows" }))
+    )
+
+  // The simple protocol runs several statements at once, as pg does without parameters.
+  const query = (sql: string, params: ReadonlyArray<unknown>): Effect.Effect<Rows, SqlError> =>
+    params.length === 0 ? rows({ op: "exec", sql }) : rows({ op: "query", sql, params })
+
+  return {
+    execute: (sql, params, transformRows: TransformRows) =>
+      Effect.map(query(sql, params), (rows) => (transformRows ? transformRows(rows) : rows)),
+    executeRaw: (sql, params) => run({ op: "raw", sql, params }),
+    executeStream: (sql, params, transformRows: TransformRows) =>
+      Stream.fromIterableEffect(Effect.map(query(sql, params), (rows) => (transformRows ? transformRows(rows) : rows))),
+    executeValues: (sql, params) =>
+      Effect.flatMap(run({ op: "query", sql, params, rowMode: "array" }), (result) =>
+        PgliteWorker.isValueRows(result) ? Effect.succeed(result) : Effect.fail(new SqlError({ message: "PGlite answered without rows" }))
+      ),
+    executeUnprepared: (sql, params, transformRows: TransformRows) =>
+      Effect.map(query(sql, params), (rows) => (transformRows ? transformRows(rows) : rows))
+  }
+}
 
 /**
  * The session's lock. A single statement takes it shared: the worker runs
@@ -104,18 +114,35 @@ const makeLock = () => {
       }
     }
   }
+  const release = (mode: "shared" | "exclusive") => {
+    if (mode === "exclusive") exclusive = false
+    else shared--
+    wake()
+  }
   return {
+    // a waiter given up (a readiness probe's timeout, a stop) leaves the queue, or gives back what it was just granted
     take: (background: boolean, mode: "shared" | "exclusive") =>
       Effect.async<void>((resume) => {
-        const waiter: Waiter = { exclusive: mode === "exclusive", go: () => resume(Effect.void) }
+        let granted = false
+        const waiter: Waiter = {
+          exclusive: mode === "exclusive",
+          go: () => {
+            granted = true
+            resume(Effect.void)
+          }
+        }
         if (waiting.length === 0 && (!background || waitingInBackground.length === 0) && free(waiter)) return grant(waiter)
-        ;(background ? waitingInBackground : waiting).push(waiter)
+        const queue = background ? waitingInBackground : waiting
+        queue.push(waiter)
+        return Effect.sync(() => {
+          if (granted) return release(mode)
+          const at = queue.indexOf(waiter)
+          if (at >= 0) queue.splice(at, 1)
+          // the first waiter leaving may let those behind it go
+          wake()
+        })
       }),
-    release: (mode: "shared" | "exclusive") => {
-      if (mode === "exclusive") exclusive = false
-      else shared--
-      wake()
-    }
+    release
   }
 }
 

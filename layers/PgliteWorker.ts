@@ -1,4 +1,4 @@
-import { Deferred, Effect, Either, Exit, FiberId, Schema, type Scope } from "effect"
+import { Deferred, Effect, Either, ExecutionStrategy, Exit, FiberId, Schema, Scope } from "effect"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -29,8 +29,13 @@ export type Operation =
   | { readonly op: "raw"; readonly sql: string; readonly params: ReadonlyArray<unknown> }
   | { readonly op: "close" }
 
+export type Send = (operation: Operation) => Effect.Effect<unknown, PgliteError>
+
 export interface PgliteWorker {
-  readonly send: (operation: Operation) => Effect.Effect<unknown, PgliteError>
+  /** To the open database; one that stopped (a PANIC) is opened again first, at most every REOPEN_EVERY_MILLIS. */
+  readonly send: Send
+  /** The open database's own `send`, which never reopens it: a transaction's statements all go to the one it began on. */
+  readonly pinned: Effect.Effect<Send, PgliteError>
 }
 
 const WORKER_FILE = new URL("./pglite-worker.mjs", import.meta.url)
@@ -48,10 +53,15 @@ export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): 
     if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) {
       yield* Effect.tryPromise({
         try: (signal) => createDataDir(dataDir, templateDir, signal),
-        catch: (cause) => new PgliteError({ message: `cannot create ${dataDir}: ${cause instanceof Error ? cause.message : String(cause)}` })
+        catch: (cause) =>
+          new PgliteError({
+            // a system error's code (ENOSPC: the disk is full) is kept for the start's report
+            ...(cause instanceof Error && "code" in cause && typeof cause.code === "string" ? { code: cause.code } : {}),
+            message: `cannot create ${dataDir}: ${cause instanceof Error ? cause.message : String(cause)}`
+          })
       })
     }
-    const worker = yield* spawn(dataDir)
+    const worker = yield* supervise(dataDir)
     if (dataDir !== undefined) {
       yield* Effect.tryPromise({
         try: () => makePrivate(dataDir),
@@ -61,9 +71,59 @@ export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): 
     return worker
   })
 
+/** After a failed reopen, requests fail at once with the stop's error for this long before the next attempt. */
+export const REOPEN_EVERY_MILLIS = 2_000
+
+/**
+ * PostgreSQL restarts after a PANIC (a WAL segment it could not write on a full disk, say) and recovers from its WAL;
+ * PGlite does not: its next statement never returns (a thread spinning at 100 % CPU). The thread is ended at the PANIC
+ * (connect), and the next request opens the data directory again on a new one, which recovers as PostgreSQL would
+ * (it cannot while the disk is still full: requests fail with the PANIC's error until it can).
+ */
+const supervise = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const parent = yield* Effect.scope
+    const openIn = (scope: Scope.CloseableScope) =>
+      Effect.tapErrorCause(Scope.extend(spawn(dataDir), scope), () => Scope.close(scope, Exit.void))
+    let scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+    let current = yield* openIn(scope)
+    let lastAttempt = 0
+    const reopening = yield* Effect.makeSemaphore(1)
+    const reopen = (stopped: PgliteError) =>
+      Effect.gen(function* () {
+        const again = current.broken()
+        if (again === undefined) return current
+        if (Date.now() - lastAttempt < REOPEN_EVERY_MILLIS) return yield* Effect.fail(stopped)
+        lastAttempt = Date.now()
+        yield* Scope.close(scope, Exit.void)
+        scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
+        current = yield* openIn(scope).pipe(
+          Effect.mapError((error) => new PgliteError({ ...fieldsOf(stopped), message: `${stopped.message} (reopening failed: ${error.message})` }))
+        )
+        yield* Effect.logWarning(`the embedded database stopped (${stopped.message}) and was opened again`)
+        return current
+      }).pipe(reopening.withPermits(1))
+    const open: Effect.Effect<Channel, PgliteError> = Effect.suspend(() => {
+      const stopped = current.broken()
+      return stopped === undefined ? Effect.succeed(current) : reopen(stopped)
+    })
+    return {
+      send: (operation) => Effect.flatMap(open, (channel) => channel.send(operation)),
+      pinned: Effect.map(open, (channel) => channel.send)
+    }
+  })
+
+/** A failure's PostgreSQL fields (its SQLSTATE above all), to fail with again. */
+const fieldsOf = (error: PgliteError): typeof Failure.Type => {
+  const fields: Record<string, string> = {}
+  for (const [key, value] of Object.entries(error)) if (typeof value === "string") fields[key] = value
+  return { ...fields, message: error.message }
+}
+
 /**
  * The thread's side of the conversation: a Deferred per open request, by id,
- * completed by the reply; all of them fail when the thread fails or exits.
+ * completed by the reply; all of them fail when the thread fails or exits, or
+ * PGlite answers with a PANIC: then the thread is ended (supervise).
  */
 const connect = (worker: Worker) => {
   const ready = Deferred.unsafeMake<void, PgliteError>(FiberId.none)
@@ -90,6 +150,10 @@ const connect = (worker: Worker) => {
     pending.delete(value.id)
     holdOpen()
     if (reply !== undefined) Deferred.unsafeDone(reply, value.ok ? Exit.succeed(value.result) : Exit.fail(new PgliteError(value.error)))
+    if (!value.ok && value.error["severity"] === "PANIC") {
+      failAll(new PgliteError({ ...value.error, message: `the embedded database stopped: ${value.error.message}` }))
+      void worker.terminate()
+    }
   })
   worker.on("error", (error) => failAll(new PgliteError({ message: error.message })))
   worker.on("exit", (code) => failAll(new PgliteError({ message: `the PGlite worker exited (${code})` })))
@@ -103,11 +167,17 @@ const connect = (worker: Worker) => {
       worker.postMessage({ id, ...operation })
       return Deferred.await(reply)
     })
-  return { ready: Deferred.await(ready), send }
+  return { ready: Deferred.await(ready), send, broken: () => broken }
+}
+
+interface Channel {
+  readonly send: Send
+  /** Why the thread can no longer answer, once it cannot. */
+  readonly broken: () => PgliteError | undefined
 }
 
 /** One thread, open once PGlite is; at the scope's end PGlite closes (5 s at most) and the thread ends. */
-const spawn = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
+const spawn = (dataDir: string | undefined): Effect.Effect<Channel, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
     const [, channel] = yield* Effect.acquireRelease(
       Effect.sync(() => {
@@ -122,7 +192,7 @@ const spawn = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteE
         )
     )
     yield* channel.ready
-    return { send: channel.send }
+    return { send: channel.send, broken: channel.broken }
   })
 
 /** Rows as the worker sends them: an array of records (query), or of arrays (rowMode "array"). */

@@ -3,7 +3,7 @@
 // is not all given back to the system when a thread ends: ~190 MB of it stayed with the service's process (glibc's
 // per-thread arenas; measured in the issue 13 note). With --with-parent it ends when its standard input does, that is
 // when the process that started it ends, however it ends (at its next turn of the event loop: initdb holds it ~2 s).
-import { openPglite } from "./pglite-open.mjs"
+import { describeFailure, openPglite } from "./pglite-open.mjs"
 
 const [dataDir, withParent] = process.argv.slice(2)
 if (withParent === "--with-parent") process.stdin.on("end", () => process.exit(1)).on("error", () => process.exit(1)).resume()
@@ -12,6 +12,6 @@ try {
   await db.close()
   process.exit(0)
 } catch (error) {
-  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+  process.stderr.write(`${describeFailure(error).message}\n`)
   process.exit(1)
 }

@@ -8,3 +8,16 @@ import { PGlite } from "@electric-sql/pglite"
 const startParams = [...PGlite.defaultStartParams, "-c", "shared_buffers=32MB"]
 
 export const openPglite = (dataDir) => PGlite.create(dataDir ? { dataDir, startParams } : { startParams })
+
+// Emscripten's errno numbers, as PGlite's file system throws them (an ErrnoError has no message of its own)
+const ERRNO = { 2: "EACCES", 29: "EIO", 44: "ENOENT", 51: "ENOSPC", 63: "EPERM", 69: "EROFS" }
+
+/** A failure of PGlite as a message and, for a file system's, the system's code: ENOSPC is a full disk. */
+export const describeFailure = (error) => {
+  if (typeof error !== "object" || error === null) return { message: String(error) }
+  if (error.name === "ErrnoError" && typeof error.errno === "number") {
+    const code = ERRNO[error.errno] ?? `errno ${error.errno}`
+    return { code, message: code === "ENOSPC" ? "no space left on device (ENOSPC)" : `file system error (${code})` }
+  }
+  return { message: typeof error.message === "string" ? error.message : String(error) }
+}

@@ -3,7 +3,7 @@
 // JavaScript: a worker starts from a file that every runner (node, tsx, vitest)
 // loads as is. One request at a time: {id, op: "exec" | "query" | "raw" | "close", sql, params, rowMode}.
 import { parentPort, workerData } from "node:worker_threads"
-import { openPglite } from "./pglite-open.mjs"
+import { describeFailure, openPglite } from "./pglite-open.mjs"
 import { encodeTextArray } from "./pglite-text-array.mjs"
 
 /** What a caller needs of a failure, as plain data (an Error loses its own fields crossing threads). */
@@ -13,7 +13,7 @@ const failure = (error) => {
   for (const key of ["code", "detail", "hint", "constraint", "table", "column", "schema", "severity", "position", "where"]) {
     if (typeof error[key] === "string") fields[key] = error[key]
   }
-  return { ...fields, message: typeof error.message === "string" ? error.message : String(error) }
+  return { ...fields, ...describeFailure(error) }
 }
 
 const TEXT_ARRAY_OID = 1009

@@ -2,6 +2,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { KeysApi, MeApi } from "./auth/Api.js"
 import {
+  InsufficientStorageWire,
   MethodNotAllowedWire,
   PayloadTooLargeWire,
   QuotaExceededWire,
@@ -103,6 +104,8 @@ export class Api extends HttpApi.make("lab-service")
   .addError(QuotaExceededWire)
   .addError(ServerErrorWire)
   .addError(ServiceUnavailableWire)
+  // any write, while the disk is below its reserve (src/status/DiskSpace.ts)
+  .addError(InsufficientStorageWire)
   .annotate(OpenApi.Title, "Lab Service")
   .annotate(OpenApi.Version, VERSION)
   .annotate(

@@ -21,7 +21,8 @@ export const ErrorCodes = {
   RateLimited: ["rate_limited", 429],
   ServerError: ["server_error", 500],
   BadGateway: ["bad_gateway", 502],
-  ServiceUnavailable: ["service_unavailable", 503]
+  ServiceUnavailable: ["service_unavailable", 503],
+  InsufficientStorage: ["insufficient_storage", 507]
 } as const
 
 export type ErrorTag = keyof typeof ErrorCodes
@@ -43,6 +44,8 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
 export class ServerError extends Schema.TaggedError<ServerError>()("ServerError", fields) {}
 export class BadGateway extends Schema.TaggedError<BadGateway>()("BadGateway", fields) {}
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
+/** The disk under DATA_DIR (or the database's) is below its reserve or full: writes are refused, reads go on (src/status/DiskSpace.ts). */
+export class InsufficientStorage extends Schema.TaggedError<InsufficientStorage>()("InsufficientStorage", fields) {}
 
 export type ApiError =
   | Unauthorized
@@ -59,6 +62,7 @@ export type ApiError =
   | ServerError
   | BadGateway
   | ServiceUnavailable
+  | InsufficientStorage
 
 export const errorBody = (tag: ErrorTag, message: string) => {
   const [code, status] = ErrorCodes[tag]
@@ -106,3 +110,4 @@ export const RateLimitedWire = wire(RateLimited, "RateLimited")
 export const ServerErrorWire = wire(ServerError, "ServerError")
 export const BadGatewayWire = wire(BadGateway, "BadGateway")
 export const ServiceUnavailableWire = wire(ServiceUnavailable, "ServiceUnavailable")
+export const InsufficientStorageWire = wire(InsufficientStorage, "InsufficientStorage")

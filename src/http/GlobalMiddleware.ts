@@ -10,6 +10,8 @@ import { Labs } from "../labs/Labs.js"
 import { AdminLimits, bindingWindow, type Limits, PLAN_LIMITS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
 import { DatabaseUnavailable, withConnectionRetry } from "../db/ConnectionLoss.js"
 import { recordsQuotaMessage } from "../quotas/RecordsQuota.js"
+import { causeIsDiskFull } from "../db/DiskFull.js"
+import { DiskSpace, type DiskSpaceService } from "../status/DiskSpace.js"
 import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
 import { type CountedWindows, CurrentRequest, type Identified, newRequestId } from "./RequestContext.js"
 import type { RouteTable } from "./RouteTable.js"
@@ -49,6 +51,22 @@ const databaseUnavailable = (error: DatabaseUnavailable) =>
     { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) }
   )
 
+/** A request that failed on a full disk (53100, ENOSPC): the disk's to fix, not the client's request. */
+const diskFull = errorResponse(
+  "InsufficientStorage",
+  "the disk is full: the request could not be completed; send it again once space is freed (GET /readyz says when)"
+)
+
+/** Methods that change something: refused while the disk is below its reserve (reads go on). */
+const WRITES: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/**
+ * While the disk is below its reserve, a write with a valid credential (or none) is refused before it is routed: 507
+ * with the reason. A bad credential still gets its 401.
+ */
+const storageRefusal = (disk: DiskSpaceService, method: string, identified: Identified): Option.Option<string> =>
+  WRITES.has(method) && Either.isRight(identified) ? disk.writesRefused() : Option.none()
+
 const tooLarge = (limit: number) => errorResponse("PayloadTooLarge", `the request body exceeds ${limit} bytes`)
 
 const decodeMessage = (error: HttpApiError.HttpApiDecodeError): string => {
@@ -68,12 +86,13 @@ const decodeMessage = (error: HttpApiError.HttpApiDecodeError): string => {
  * request decoding is 422, unknown routes 404, wrong methods 405, and defects
  * 500 with nothing internal in the body (the cause is logged with the request id).
  */
-const toErrorResponse = (routes: RouteTable, requestId: string) => (cause: Cause.Cause<unknown>) =>
+const toErrorResponse = (routes: RouteTable, requestId: string, disk?: DiskSpaceService) => (cause: Cause.Cause<unknown>) =>
   Effect.gen(function* () {
     if (Cause.isInterruptedOnly(cause)) return yield* Effect.interrupt
     const failure = Cause.squash(cause)
     if (isApiError(failure)) return errorResponse(failure._tag, failure.message)
     if (failure instanceof DatabaseUnavailable) return databaseUnavailable(failure)
+    if (disk !== undefined && causeIsDiskFull(cause)) return yield* Effect.as(disk.reportFull, diskFull)
     const overRecords = recordsQuotaMessage(failure)
     if (overRecords !== undefined) return errorResponse("QuotaExceeded", overRecords)
     if (failure instanceof HttpApiError.HttpApiDecodeError) return errorResponse("ValidationError", decodeMessage(failure))
@@ -149,11 +168,12 @@ interface Incoming {
   readonly url: string
   /** git hosts deliver webhooks unauthenticated (the signature is checked later): a generous bucket of their own */
   readonly webhook: boolean
+  readonly disk: DiskSpaceService
 }
 
 /** A request once identified and counted: refused over its rate limit or for its body, else routed; headers added. */
 const serve = (incoming: Incoming, identified: Identified, decision: RateDecision) => {
-  const { app, routes, inputCheck, requestId, original, request, url, webhook } = incoming
+  const { app, routes, inputCheck, requestId, original, request, url, webhook, disk } = incoming
   // windows the handlers count (a lab's budget, …): the headers describe whichever binds
   const counted: CountedWindows = { labs: new Set(), decisions: [] }
   const answer = (response: HttpServerResponse.HttpServerResponse) =>
@@ -168,6 +188,8 @@ const serve = (incoming: Incoming, identified: Identified, decision: RateDecisio
       errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
     )
   }
+  const refused = storageRefusal(disk, request.method, identified)
+  if (Option.isSome(refused)) return answer(errorResponse("InsufficientStorage", refused.value))
   const bodyLimit = bodyLimitFor(url)
   // a webhook's own limit is the receiver's to apply (it counts the failure against the sender)
   if (Number(request.headers["content-length"] ?? 0) > MAX_BODY_BYTES) return answer(tooLarge(MAX_BODY_BYTES))
@@ -189,7 +211,7 @@ const serve = (incoming: Incoming, identified: Identified, decision: RateDecisio
   // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
   const finish = (response: HttpServerResponse.HttpServerResponse) => answer(bodyTooLarge(original) ? tooLarge(bodyLimit) : response)
   return Effect.matchCauseEffect(routed, {
-    onFailure: (cause) => Effect.flatMap(toErrorResponse(routes, requestId)(cause), finish),
+    onFailure: (cause) => Effect.flatMap(toErrorResponse(routes, requestId, disk)(cause), finish),
     onSuccess: finish
   })
 }
@@ -208,6 +230,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
     const labs = yield* Labs
     const rateLimits = yield* RateLimits
     const adminLimits = yield* AdminLimits
+    const disk = yield* DiskSpace
     const inputCheck = makeInputCheck(routes)
 
     const limitsOf = (principal: Principal): Effect.Effect<Limits> =>
@@ -246,7 +269,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const url = canonicalUrl(original.url)
         const request = url === original.url ? original : original.modify({ url })
         const webhook = url.startsWith(WEBHOOKS)
-        const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook }
+        const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook, disk }
         if (PROBES.has(url)) return probe(incoming)
         const route = routes.templateOf(request.method, url)
         // the request's span (when traces are exported) names the request id the answer and the log carry

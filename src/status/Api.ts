@@ -22,8 +22,8 @@ const Ready = Schema.Struct({ status: Schema.Literal("ready") }).annotations({ i
 
 /**
  * Probes for a load balancer or an orchestrator: unauthenticated, outside the rate limits, and cheap. /healthz
- * answers while the process runs; /readyz answers 503 while the replica stops (drains), cannot reach its database,
- * or runs on a database its migrations have not reached.
+ * answers while the process runs; /readyz answers 503 while the replica stops (drains), has less free disk than its
+ * reserve (writes are refused then), cannot reach its database, or runs on a database its migrations have not reached.
  */
 export class HealthApi extends HttpApiGroup.make("health")
   .add(
@@ -35,5 +35,5 @@ export class HealthApi extends HttpApiGroup.make("health")
     HttpApiEndpoint.get("readyz", "/readyz")
       .addSuccess(Envelope(Ready))
       .addError(ServiceUnavailableWire)
-      .annotate(OpenApi.Summary, "Readiness: not stopping, database reachable, migrations applied")
+      .annotate(OpenApi.Summary, "Readiness: not stopping, disk above its reserve, database reachable, migrations applied")
   ) {}
