@@ -77,6 +77,7 @@ export const MainLive = Layer.unwrapEffect(
       quotas: config.quotas,
       webhookFailuresPerMinute: config.webhookFailuresPerMinute,
       stop: config.stop,
+      connections: config.connections,
       tracing,
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: 60_000, ...config.git },
