@@ -21,6 +21,7 @@ import { warmUpFileWrites } from "../src/files/WarmUp.js"
 import * as JoseJwks from "./auth/JoseJwks.js"
 import * as Database from "./Database.js"
 import * as GitDisk from "./git/GitDisk.js"
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, serverOptions } from "./ConnectionLimits.js"
 import * as NodeServer from "./NodeServer.js"
 import * as Tracing from "./Tracing.js"
 import type { Git } from "../src/sync/Git.js"
@@ -66,6 +67,8 @@ export interface AppSettings {
    * `stopGraceMillis` is how long a stop waits after SIGTERM before SIGKILL (default 5 s).
    */
   readonly pods: { readonly command: ReadonlyArray<string>; readonly stopGraceMillis?: number }
+  /** Request deadlines and connection caps (HTTP_* variables); DEFAULT_CONNECTION_LIMITS when absent. */
+  readonly connections?: ConnectionLimits
   /** How a stop goes (README "Operating"); DEFAULT_STOP when absent. */
   readonly stop?: StopSettings
   /** Where spans and metrics go over OTLP (OTEL_EXPORTER_OTLP_ENDPOINT); none when absent. */
@@ -136,14 +139,17 @@ const serveApi = Layer.scopedDiscard(
 /** The API served over node:http on the configured host and port. */
 export const server = (settings: AppSettings) => {
   const stop = settings.stop ?? DEFAULT_STOP
+  const limits = settings.connections ?? DEFAULT_CONNECTION_LIMITS
   return drainOnStop(stop.drainMillis).pipe(
     Layer.provideMerge(serveApi),
     Layer.provide(ApiLive),
     Layer.provideMerge(
-      NodeServer.layer(() => createServer({ IncomingMessage: LimitedIncomingMessage }), {
-        port: settings.port,
-        host: settings.host
-      }, stop.requestsMillis)
+      NodeServer.layer(
+        () => createServer({ IncomingMessage: LimitedIncomingMessage, ...serverOptions(limits) }),
+        { port: settings.port, host: settings.host },
+        stop.requestsMillis,
+        limits
+      )
     ),
     // the database is open and migrated before the port opens: no request waits on start-up
     Layer.provideMerge(environment(settings)),

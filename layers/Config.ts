@@ -6,6 +6,7 @@ import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE } from "../src/sync/Webhooks.js"
 import { DEFAULT_JOB_SLOTS } from "../src/sync/JobSlots.js"
 import { DEFAULT_CEILINGS } from "./git/Fetch.js"
 import { DEFAULT_PHASES } from "./git/Transport.js"
+import { DEFAULT_CONNECTION_LIMITS } from "./ConnectionLimits.js"
 import { DEFAULT_REDIS_RETRY_MILLIS } from "./RedisFallback.js"
 import { DEFAULT_STOP } from "./Stop.js"
 import { DEFAULT_DISK_RESERVE_BYTES } from "./DiskSpaceWatch.js"
@@ -183,8 +184,19 @@ export const AppConfig = Config.all({
   quotas,
   gitHosts,
   webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
-  // issue 21 (ops): how often a Redis known to be away is tried again
+  // issue 21 (ops): how often a Redis known to be away is tried again; request deadlines and connection caps
   redisRetryMillis: positive("RATE_LIMIT_REDIS_RETRY_MS", DEFAULT_REDIS_RETRY_MILLIS),
+  connections: Config.all({
+    headersMillis: positive("HTTP_HEADERS_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.headersMillis),
+    requestMillis: positive("HTTP_REQUEST_TIMEOUT_MS", DEFAULT_CONNECTION_LIMITS.requestMillis),
+    maxConnections: positive("HTTP_MAX_CONNECTIONS", DEFAULT_CONNECTION_LIMITS.maxConnections),
+    maxPerAddress: positive("HTTP_MAX_CONNECTIONS_PER_ADDRESS", DEFAULT_CONNECTION_LIMITS.maxPerAddress)
+  }).pipe(
+    Config.validate({
+      message: "HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS (the headers are part of the request)",
+      validation: (c) => c.headersMillis <= c.requestMillis
+    })
+  ),
   stop: Config.all({
     drainMillis: nonNegative("STOP_DRAIN_MS", DEFAULT_STOP.drainMillis),
     requestsMillis: positive("STOP_REQUESTS_MS", DEFAULT_STOP.requestsMillis)

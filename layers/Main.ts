@@ -81,6 +81,7 @@ export const MainLive = Layer.unwrapEffect(
       webhookFailuresPerMinute: config.webhookFailuresPerMinute,
       stop: config.stop,
       disk: { dir: dataDir, reserveBytes: config.diskReserveBytes },
+      connections: config.connections,
       tracing,
       publicBaseUrl,
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: config.gitHosts.timeoutMillis, phases: config.gitHosts.phases, ...config.git },

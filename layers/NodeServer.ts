@@ -5,6 +5,7 @@ import type { ListenOptions } from "node:net"
 import type { Duplex } from "node:stream"
 import { errorBody } from "../src/http/Errors.js"
 import { newRequestId } from "../src/http/RequestContext.js"
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections } from "./ConnectionLimits.js"
 
 type Handler = (source: Http.IncomingMessage, response: Http.ServerResponse) => void
 
@@ -46,38 +47,61 @@ const gateOf = (server: Http.Server) => {
   }
 }
 
+/** A client that does not read its answer does not keep the connection: it is closed this long after the answer. */
+const CLOSE_AFTER_ANSWER_MILLIS = 1_000
+
+/** 408, which is not an error the API itself answers: only node, for a request not in by its deadline. */
+const requestTimeoutBody = (limits: ConnectionLimits) =>
+  JSON.stringify({
+    error: {
+      code: "request_timeout",
+      message: `the request was not received in time: headers within ${limits.headersMillis} ms, the whole request within ${limits.requestMillis} ms`,
+      status: 408
+    }
+  })
+
 /**
  * node answers a request it cannot parse itself (431 for a request line and
- * headers over its 16 KiB limit, 400 otherwise), with no body: answer those in
- * the error envelope too, then close the connection as node does.
+ * headers over its 16 KiB limit, 400 otherwise) and one not received by its
+ * deadline (408), with no body: answer those in the error envelope too, then
+ * close the connection as node does.
  */
-const onClientError = (error: Error & { readonly code?: string }, socket: Duplex) => {
+const onClientError = (limits: ConnectionLimits) => (error: Error & { readonly code?: string }, socket: Duplex) => {
   if (error.code === "ECONNRESET" || !socket.writable) return void socket.destroy()
-  const body = JSON.stringify(
+  const [status, body] =
     error.code === "HPE_HEADER_OVERFLOW"
-      ? errorBody("HeadersTooLarge", "the request line and headers (the URL included) exceed 16 KiB")
-      : errorBody("BadRequest", "the request is not valid HTTP/1.1")
-  )
-  const status = error.code === "HPE_HEADER_OVERFLOW" ? "431 Request Header Fields Too Large" : "400 Bad Request"
+      ? ["431 Request Header Fields Too Large", JSON.stringify(errorBody("HeadersTooLarge", "the request line and headers (the URL included) exceed 16 KiB"))]
+      : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? ["408 Request Timeout", requestTimeoutBody(limits)]
+        : ["400 Bad Request", JSON.stringify(errorBody("BadRequest", "the request is not valid HTTP/1.1"))]
   socket.end(
     `HTTP/1.1 ${status}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `x-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`
+      `x-request-id: ${newRequestId()}\r\nconnection: close\r\n\r\n${body}`,
+    () => socket.destroy()
   )
+  setTimeout(() => socket.destroy(), CLOSE_AFTER_ANSWER_MILLIS).unref()
 }
 
 /**
  * @effect/platform-node's server (NodeHttpServer.layer) on the node:http server
- * `evaluate` makes, with the gate above and errors node answers itself sent in
- * the envelope. The gate's shutdown runs before the server's own release
- * (finalizers run last first): node's close waits for the requests in flight,
- * `requestsMillis` at most.
+ * `evaluate` makes, with the gate above, errors node answers itself sent in
+ * the envelope, and the connection caps of `limits` (its deadlines are the
+ * server's options: ConnectionLimits.serverOptions). The gate's shutdown runs
+ * before the server's own release (finalizers run last first): node's close
+ * waits for the requests in flight, `requestsMillis` at most.
  */
-export const layer = (evaluate: () => Http.Server, options: ListenOptions, requestsMillis: number) =>
+export const layer = (
+  evaluate: () => Http.Server,
+  options: ListenOptions,
+  requestsMillis: number,
+  limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS
+) =>
   Layer.suspend(() => {
     let shutDown = () => {}
     const guarded = () => {
       const server = evaluate()
-      server.on("clientError", onClientError)
+      limitConnections(server, limits)
+      server.on("clientError", onClientError(limits))
       const closeGate = gateOf(server)
       shutDown = () => {
         closeGate()

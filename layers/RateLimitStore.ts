@@ -212,7 +212,7 @@ const redisOptions = (url: URL): RedisOptions => ({
   password: url.password ? decodeURIComponent(url.password) : undefined,
   db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
   tls: url.protocol === "rediss:" ? {} : undefined,
-  // fail fast when Redis is away: the limiter lets requests through rather than hang them
+  // fail fast when Redis is away: the fallback (RedisFallback.ts) counts in memory rather than hang requests
   maxRetriesPerRequest: 1,
   connectTimeout: 2_000,
   commandTimeout: 1_000

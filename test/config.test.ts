@@ -32,6 +32,8 @@ describe("AppConfig", () => {
       expect(config.jwt.jwksUrl).toEqual(Option.none())
       expect(config.jwt.algorithms).toEqual(["RS256", "ES256"])
       expect(config.adminLimits).toEqual({ perMinute: 10_000, perDay: 10_000_000 })
+      expect(config.redisRetryMillis).toBe(2_000)
+      expect(config.connections).toEqual({ headersMillis: 10_000, requestMillis: 120_000, maxConnections: 10_000, maxPerAddress: 1_000 })
     })
   )
 
@@ -79,7 +81,14 @@ describe("AppConfig", () => {
     },
     { env: { JWT_ALGORITHMS: "none" }, names: ["JWT_ALGORITHMS"], says: "none is never allowed" },
     { env: { JWT_ALGORITHMS: "RS256,HS256" }, names: ["JWT_ALGORITHMS"], says: "RS256" },
-    { env: { RATE_LIMIT_ADMIN_PER_MINUTE: "0" }, names: ["RATE_LIMIT_ADMIN_PER_MINUTE"], says: "positive" }
+    { env: { RATE_LIMIT_ADMIN_PER_MINUTE: "0" }, names: ["RATE_LIMIT_ADMIN_PER_MINUTE"], says: "positive" },
+    { env: { RATE_LIMIT_REDIS_RETRY_MS: "0" }, names: ["RATE_LIMIT_REDIS_RETRY_MS"], says: "positive" },
+    { env: { HTTP_MAX_CONNECTIONS_PER_ADDRESS: "-1" }, names: ["HTTP_MAX_CONNECTIONS_PER_ADDRESS"], says: "positive" },
+    {
+      env: { HTTP_HEADERS_TIMEOUT_MS: "30000", HTTP_REQUEST_TIMEOUT_MS: "20000" },
+      names: ["HTTP_HEADERS_TIMEOUT_MS", "HTTP_REQUEST_TIMEOUT_MS"],
+      says: "must not exceed"
+    }
   ]
 
   for (const { env, names, says } of bad) {

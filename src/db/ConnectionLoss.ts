@@ -89,7 +89,7 @@ const noteAutocommitWrites: Statement.Statement.Transformer = (statement, _sql, 
 /**
  * The service's own bookkeeping (a key's `last_used_at`, a JWT user's `last_seen_at`): written, but not part of
  * what the request asked for, so its writes do not count as the request's. A read that lost its connection is
- * still a read: it runs again, and its 503 says nothing was changed. Only for idempotent writes nobody waits on.
+ * still a read: it runs again, and its 503 says nothing was changed. Only for idempotent writes, landed or not.
  */
 export const notCounted = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.locally(effect, CurrentLedger, Option.none())

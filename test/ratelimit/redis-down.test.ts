@@ -5,16 +5,19 @@
  * latency measured before, in the same run, and are still counted (in the replica's memory); the warning says why;
  * once Redis is back the counters are kept there again.
  */
+import { Option } from "effect"
 import { Redis } from "ioredis"
 import { mkdtemp, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { freePort } from "../support/FreePort.js"
 import { REDIS_HOST, REDIS_PORT, redisSkipReason, redisUp } from "../support/RedisProbe.js"
 import { MINUTE, roomInWindow } from "../support/RateWindows.js"
 import { startServiceProcess, type ServiceProcess } from "../support/ServiceProcess.js"
 import { fixedKeys, sleep } from "../support/SyncSupport.js"
 import { startTcpProxy, type TcpProxy } from "../support/TcpProxy.js"
+import { startTestServer, type TestServer } from "../support/TestServer.js"
 
 /** A database of its own (redis.test.ts uses 11, stores.test.ts 12). */
 const REDIS_DB = 13
@@ -102,5 +105,41 @@ describe.skipIf(!redisUp)(`rate limits while Redis is down${skipReason}`, () => 
     await calls(3)
     expect(await minuteCounter()).toBe(resumed + 3)
     expect(service.output()).toMatch(/Redis answers again/)
+  })
+})
+
+describe("rate limits with REDIS_URL on a closed port from the start", () => {
+  let memoryOnly: TestServer
+  let closed: TestServer
+
+  beforeAll(async () => {
+    memoryOnly = await startTestServer()
+    closed = await startTestServer({ redisUrl: Option.some(new URL(`redis://127.0.0.1:${await freePort()}/0`)), redisRetryMillis: 500 })
+  }, 60_000)
+  afterAll(async () => {
+    await Promise.allSettled([memoryOnly?.close(), closed?.close()])
+  })
+
+  const timed = async (server: TestServer, n: number) => {
+    const made: Array<{ millis: number; remaining: number }> = []
+    for (let i = 0; i < n; i++) {
+      const started = performance.now()
+      const response = await server.request("GET", "/api/v1/me", { token: server.adminKey })
+      await response.body?.cancel()
+      expect(response.status).toBe(200)
+      made.push({ millis: performance.now() - started, remaining: Number(response.headers.get("x-ratelimit-remaining")) })
+    }
+    return made
+  }
+
+  it("answers as fast as the memory store does, and counts each request", { timeout: 60_000 }, async () => {
+    await roomInWindow(10_000)
+    await timed(memoryOnly, 3)
+    await timed(closed, 3)
+    const baseline = await timed(memoryOnly, 10)
+    const down = await timed(closed, 10)
+    expect(median(down.map((c) => c.millis))).toBeLessThan(median(baseline.map((c) => c.millis)) * 4 + 25)
+    const remaining = down.map((c) => c.remaining)
+    expect(remaining.slice(1)).toEqual(remaining.slice(0, -1).map((r) => r - 1))
   })
 })
