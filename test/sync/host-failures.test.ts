@@ -92,6 +92,39 @@ for (const database of databases) {
       await wc.remove()
     })
 
+    it("7: a pack cut by a reset is asked for again within the same job: the forced sync answers", { timeout: 60_000 }, async () => {
+      const versionOf = (text: string) => {
+        const readme = object("blob", Buffer.from(text.repeat(20_000)))
+        const top = tree([{ mode: "100644", name: "README.md", id: readme.id }])
+        const tip = commit(top.id, text)
+        return { tip: tip.id, serve: servePack(tip.id, pack([tip, top, readme])) }
+      }
+      const first = versionOf("first\n")
+      const second = versionOf("second\n")
+      let current = first
+      let cut = false
+      const host = await startFakeHost((req, res) => {
+        if (req.method === "POST" && cut) {
+          cut = false
+          // the answer's start, then the connection dies
+          res.writeHead(200, { "content-type": "application/x-git-upload-pack-result" })
+          res.write(`${pkt(`shallow ${current.tip}\n`)}0000${pkt("NAK\n")}`)
+          setTimeout(() => res.socket?.destroy(), 50)
+          return
+        }
+        current.serve(req, res)
+      })
+      closing.push(host)
+      const labId = await user.createLab("cut")
+      await user.link(labId, `${host.origin}/cut.git`, false)
+      await user.syncedTo(labId, first.tip)
+      current = second
+      cut = true
+      // a failed job would answer this forced sync 502
+      expect((await user.syncNow(labId)).sha).toBe(second.tip)
+      expect(cut).toBe(false)
+    })
+
     it("6 and 8: a pack missing a blob fails with a fixed description, and the lab heals once the host is repaired", { timeout: 60_000 }, async () => {
       const alpha = object("blob", Buffer.from("alpha\n"))
       const beta = object("blob", Buffer.from("beta\n"))
