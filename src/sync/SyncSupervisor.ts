@@ -73,17 +73,18 @@ const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.
     (lab.failing ? s.slots.retryJobs : s.slots.jobs).withPermits(1),
     // the host answers first, or the job fails without having held a job slot (JobSlots.ts); someone waiting on a
     // forced sync is not queued behind failing labs' probes
-    (job) => Effect.zipRight(probe(s, labId, lab, lab.failing && wanted.waiters.length === 0), job)
+    (job) => Effect.zipRight(probe(s, labId, lab, wanted), job)
   )
 
 /** A host that answered this recently is not asked again before a job (a lab busy on another replica asks often). */
 const PROBE_FRESH_MILLIS = 10_000
 
 /** Check that the lab's host answers, holding a probe slot only (unless it answered a moment ago). */
-const probe = (s: Supervision, labId: LabId, lab: Lab, retrying: boolean) =>
+const probe = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted) =>
   Effect.gen(function* () {
     if ((yield* Clock.currentTimeMillis) - lab.answeredAt < PROBE_FRESH_MILLIS) return
-    yield* (retrying ? s.slots.retryProbes : s.slots.probes).withPermits(1)(s.engine.probe(labId))
+    const pool = lab.failing && wanted.waiters.length === 0 ? s.slots.retryProbes : s.slots.probes
+    yield* pool.withPermits(1)(s.engine.probe(labId))
     lab.answeredAt = yield* Clock.currentTimeMillis
   })
 
