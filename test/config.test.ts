@@ -66,6 +66,19 @@ describe("AppConfig", () => {
     })
   )
 
+  it.effect("slow git hosts: phase limits and job pools, by default and as set (issue 21 item 5)", () =>
+    Effect.gen(function* () {
+      expect((yield* readConfig({})).gitHosts).toEqual({
+        timeoutMillis: 60_000,
+        phases: { connectMillis: 10_000, responseMillis: 30_000, idleMillis: 30_000 },
+        slots: { jobs: 2, retryJobs: 1, probes: 16, retryProbes: 4 }
+      })
+      const set = yield* readConfig({ GIT_TIMEOUT_MS: "120000", GIT_IDLE_TIMEOUT_MS: "5000", GIT_PROBE_SLOTS: "32" })
+      expect(set.gitHosts).toMatchObject({ timeoutMillis: 120_000, phases: { idleMillis: 5_000 }, slots: { probes: 32 } })
+      expect(String(yield* Effect.flip(readConfig({ GIT_CONNECT_TIMEOUT_MS: "0" })))).toContain("GIT_CONNECT_TIMEOUT_MS")
+    })
+  )
+
   const bad: ReadonlyArray<{ readonly env: Record<string, string>; readonly names: ReadonlyArray<string>; readonly says: string }> = [
     { env: { PORT: "abc" }, names: ["PORT"], says: "abc" },
     { env: { PORT: "70000" }, names: ["PORT"], says: "70000" },

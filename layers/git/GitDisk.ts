@@ -219,7 +219,8 @@ export const layer = (options: GitDiskOptions) =>
         diff: (labId, from, to, prefix) =>
           Option.isNone(from) ? stores.reading(labId, Iso.diff(stores.repo(labId), from, to, prefix)) : Iso.diff(stores.repo(labId), from, to, prefix),
         readBlob: (labId, oid, maxBytes) => stores.reading(labId, Iso.readBlob(stores.repo(labId), oid, maxBytes)),
-        commitAll: (labId, parent, changes) => Effect.zipRight(stores.ensure(labId), stores.commits.commitAll(labId, parent, changes)),
+        commitAll: (labId, parent, changes) =>
+          Effect.zipRight(stores.ensure(labId), stores.reading(labId, stores.commits.commitAll(labId, parent, changes))),
         push: (labId, remote, commit, expected) => traced("git.push", labId, remote, stores.commits.push(labId, remote, commit, expected)),
         reaches: (labId, remote, tip, commit) => traced("git.reaches", labId, remote, stores.commits.reaches(labId, remote, tip, commit)),
         checkRemote: (url) =>

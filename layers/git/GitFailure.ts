@@ -2,8 +2,9 @@ import { Errors } from "isomorphic-git"
 import { CeilingExceeded, PackError } from "./PackFormat.js"
 import { statusFailure, TransportError } from "./Transport.js"
 
-/** An object the lab's store should hold is not there (a pack the host sent incomplete). */
-export const STORE_INCOMPLETE = "the lab's git store lacks an object the commit needs (the host sent an incomplete pack); the next attempt fetches it again from scratch"
+/** An object the lab's store should hold is not there (GitDisk.ts then drops the store before the next fetch). */
+export const STORE_INCOMPLETE =
+  "the lab's git store lacks an object the commit needs (the host's pack was incomplete, or the store was damaged); the next attempt fetches the branch again from scratch"
 
 /** An object of the lab's store cannot be read (a damaged file). */
 export const STORE_DAMAGED = "the lab's git store is damaged; the next attempt fetches it again from scratch"

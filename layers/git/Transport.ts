@@ -64,6 +64,8 @@ export interface Exchange {
   readonly status: number
   readonly headers: IncomingHttpHeaders
   readonly body: AsyncIterable<Buffer>
+  /** Drop an answer not read (a refusal): its connection is closed rather than left holding unread bytes. */
+  readonly discard: () => void
 }
 
 export interface GitRequest {
@@ -211,7 +213,7 @@ export class GuardedTransport {
         const status = response.statusCode ?? 0
         const location = response.headers.location
         if (status < 300 || status >= 400 || location === undefined) {
-          return { url: current, status, headers: response.headers, body: this.bodyOf(response, init.signal) }
+          return { url: current, status, headers: response.headers, body: this.bodyOf(response, init.signal), discard: () => response.destroy() }
         }
         response.resume()
         if (init.method !== "GET") throw new TransportError(`the git host redirected a ${init.method}`)

@@ -69,8 +69,12 @@ export const readAdvertisement = async (target: UploadPackTarget, service: GitSe
     headers: target.headers,
     signal: target.signal
   })
-  if (response.status !== 200) throw statusFailure(response.status)
+  if (response.status !== 200) {
+    response.discard()
+    throw statusFailure(response.status)
+  }
   if (response.headers["content-type"] !== `application/x-${service}-advertisement`) {
+    response.discard()
     throw new TransportError("the git host does not speak git's smart HTTP protocol")
   }
   return { url: response.url, body: await readAll(response.body, MAX_ADVERTISEMENT_BYTES, "ref advertisement") }
@@ -84,7 +88,10 @@ export const postToService = async (target: UploadPackTarget, base: string, serv
     body,
     signal: target.signal
   })
-  if (response.status !== 200) throw statusFailure(response.status)
+  if (response.status !== 200) {
+    response.discard()
+    throw statusFailure(response.status)
+  }
   return response
 }
 

@@ -1,4 +1,4 @@
-import { Context } from "effect"
+import { Context, Effect } from "effect"
 
 /**
  * How many labs' git work runs at once (README "Slow or dead git hosts"). A job (fetch, apply, push) holds a job
@@ -21,3 +21,21 @@ export interface JobSlotSettings {
 export const DEFAULT_JOB_SLOTS: JobSlotSettings = { jobs: 2, retryJobs: 1, probes: 16, retryProbes: 4 }
 
 export class JobSlots extends Context.Reference<JobSlots>()("JobSlots", { defaultValue: () => DEFAULT_JOB_SLOTS }) {}
+
+/** The pools, as semaphores. */
+export interface Slots {
+  readonly jobs: Effect.Semaphore
+  readonly retryJobs: Effect.Semaphore
+  readonly probes: Effect.Semaphore
+  readonly retryProbes: Effect.Semaphore
+}
+
+export const makeSlots: Effect.Effect<Slots> = Effect.gen(function* () {
+  const sizes = yield* JobSlots
+  return {
+    jobs: yield* Effect.makeSemaphore(sizes.jobs),
+    retryJobs: yield* Effect.makeSemaphore(sizes.retryJobs),
+    probes: yield* Effect.makeSemaphore(sizes.probes),
+    retryProbes: yield* Effect.makeSemaphore(sizes.retryProbes)
+  }
+})

@@ -2,6 +2,7 @@ import { Deferred, Effect, Exit, type Option } from "effect"
 import { ServiceUnavailable } from "../http/Errors.js"
 import type { LabId } from "../labs/LabId.js"
 import type { GitError } from "./Git.js"
+import type { Slots } from "./JobSlots.js"
 import type { LabLocks } from "./LabLocks.js"
 import type { SyncResult } from "./RepoLink.js"
 import type { SyncEngine } from "./SyncEngine.js"
@@ -54,12 +55,7 @@ export interface Supervision {
   readonly locks: LabLocks["Type"]
   readonly repo: SyncRepo
   /** JobSlots.ts: jobs and probes, for labs in good standing and for labs retrying after a failure. */
-  readonly slots: {
-    readonly jobs: Effect.Semaphore
-    readonly retryJobs: Effect.Semaphore
-    readonly probes: Effect.Semaphore
-    readonly retryProbes: Effect.Semaphore
-  }
+  readonly slots: Slots
   readonly labs: Map<LabId, Lab>
   stopping: boolean
   readonly isStopping: Effect.Effect<boolean>

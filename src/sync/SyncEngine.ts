@@ -10,7 +10,7 @@ import { Git } from "./Git.js"
 import { pull } from "./SyncPull.js"
 import { push } from "./SyncPush.js"
 import { SyncRepo } from "./SyncRepo.js"
-import { observedPull, observedPush } from "./SyncObserved.js"
+import { observedProbe, observedPull, observedPush } from "./SyncObserved.js"
 
 /**
  * The git work of one lab: pull (remote -> files, SyncPull.ts, planned by PullPlan.ts) and push (outbox -> remote,
@@ -31,8 +31,12 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
     return {
       /** Does the lab's host answer now (Git.probe)? Nothing to ask when the lab is not linked. */
       probe: (labId: LabId) =>
-        Effect.flatMap(deps.links.link(labId), (link) =>
-          Option.isNone(link) ? Effect.void : Effect.flatMap(remoteOf(deps, link.value), (remote) => deps.git.probe(labId, remote))
+        observedProbe(
+          deps,
+          labId,
+          Effect.flatMap(deps.links.link(labId), (link) =>
+            Option.isNone(link) ? Effect.void : Effect.flatMap(remoteOf(deps, link.value), (remote) => deps.git.probe(labId, remote))
+          )
         ),
       /** Fetch the default branch and apply it. `announce`: record activity even when nothing changed. */
       pull: (labId: LabId, subPath: Option.Option<string>, announce: boolean) =>

@@ -46,6 +46,25 @@ export const observedPull = <E, R>(labId: LabId, job: Effect.Effect<SyncResult, 
     })
   )
 
+/**
+ * A host probe before a job (JobSlots.ts): its failure counts as the failure of what the job would have failed
+ * at, as before there was a probe: its push when writes wait (noted on them, as a push's own), else its pull.
+ */
+export const observedProbe = <E extends { readonly message: string }, R>(deps: EngineDeps, labId: LabId, probe: Effect.Effect<void, E, R>) =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    yield* probe.pipe(
+      Effect.tapError((error) =>
+        Effect.gen(function* () {
+          const kind: Kind = (yield* deps.links.pendingCount(labId)) > 0 ? "push" : "pull"
+          if (kind === "push") yield* deps.links.noteAttempt(labId, error.message)
+          yield* Metric.increment(failures[kind])
+          yield* Effect.logWarning(`${kind} failed`, { lab: labId, duration_ms: Math.round(performance.now() - started), error: String(error) })
+        })
+      )
+    )
+  })
+
 export const observedPush = <E, R>(deps: EngineDeps, labId: LabId, job: Effect.Effect<number, E, R>) =>
   observed("push", labId, job, (pushed) =>
     pushed === 0

@@ -1,7 +1,7 @@
 import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, Schedule, Scheduler } from "effect"
 import { ServiceUnavailable } from "../http/Errors.js"
 import { GitError } from "./Git.js"
-import { JobSlots } from "./JobSlots.js"
+import { makeSlots } from "./JobSlots.js"
 import { exclusiveWithin, LabLocks, LockBusy, LockUnavailable } from "./LabLocks.js"
 import type { SyncResult } from "./RepoLink.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
@@ -71,31 +71,22 @@ const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.
     }),
     lab.lock.withPermits(1),
     (lab.failing ? s.slots.retryJobs : s.slots.jobs).withPermits(1),
-    // the host answers first, or the job fails without having held a job slot (JobSlots.ts)
-    (job) => Effect.zipRight(probe(s, labId, lab), job)
+    // the host answers first, or the job fails without having held a job slot (JobSlots.ts); someone waiting on a
+    // forced sync is not queued behind failing labs' probes
+    (job) => Effect.zipRight(probe(s, labId, lab, wanted), job)
   )
 
 /** A host that answered this recently is not asked again before a job (a lab busy on another replica asks often). */
 const PROBE_FRESH_MILLIS = 10_000
 
 /** Check that the lab's host answers, holding a probe slot only (unless it answered a moment ago). */
-const probe = (s: Supervision, labId: LabId, lab: Lab) =>
+const probe = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted) =>
   Effect.gen(function* () {
     if ((yield* Clock.currentTimeMillis) - lab.answeredAt < PROBE_FRESH_MILLIS) return
-    yield* (lab.failing ? s.slots.retryProbes : s.slots.probes).withPermits(1)(s.engine.probe(labId))
+    const pool = lab.failing && wanted.waiters.length === 0 ? s.slots.retryProbes : s.slots.probes
+    yield* pool.withPermits(1)(s.engine.probe(labId))
     lab.answeredAt = yield* Clock.currentTimeMillis
   })
-
-/** The pools of JobSlots.ts, as semaphores. */
-const makeSlots = Effect.gen(function* () {
-  const sizes = yield* JobSlots
-  return {
-    jobs: yield* Effect.makeSemaphore(sizes.jobs),
-    retryJobs: yield* Effect.makeSemaphore(sizes.retryJobs),
-    probes: yield* Effect.makeSemaphore(sizes.probes),
-    retryProbes: yield* Effect.makeSemaphore(sizes.retryProbes)
-  }
-})
 
 /** While another replica works on a lab, its job is asked again this often (holding nothing meanwhile). */
 const BUSY_AGAIN = Duration.millis(250)
@@ -197,7 +188,7 @@ const syncNow = (s: Supervision, labId: LabId, subPath: Option.Option<string>) =
     return yield* Deferred.await(done)
   })
 
-/** How long a link change waits for a job another replica runs on the lab (each fetch or push ends within 60 s). */
+/** How long a link change waits for a job another replica runs on the lab (each fetch or push ends within GIT_TIMEOUT_MS, 60 s by default). */
 const LINK_CHANGE_WAIT = Duration.seconds(90)
 
 /**

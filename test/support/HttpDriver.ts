@@ -132,7 +132,8 @@ export const httpSync = async () => {
         await settled().catch(() => undefined)
       },
       fault: async (fault) => {
-        if (fault === "down") host.failWith(503, 1)
+        // down for as many requests as a fetch tries (a single 503 is retried within the fetch)
+        if (fault === "down") host.failWith(503, 3)
         else controls.armPush(fault)
       },
       pausedPull: (during) => controls.pausedDuring("readBlob", () => forced(null), during),
