@@ -10,6 +10,8 @@ const Failure = Schema.Struct({ message: Schema.String }).pipe(Schema.extend(Sch
 const Message = Schema.Union(
   Schema.Struct({ ready: Schema.Literal(true) }),
   Schema.Struct({ ready: Schema.Literal(false), error: Schema.optional(Failure) }),
+  /** PGlite aborted (a PANIC): no statement would return again */
+  Schema.Struct({ stopped: Failure }),
   Schema.Struct({ id: Schema.Number, ok: Schema.Literal(true), result: Schema.Unknown }),
   Schema.Struct({ id: Schema.Number, ok: Schema.Literal(false), error: Failure })
 )
@@ -72,7 +74,7 @@ export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): 
   })
 
 /** After a failed reopen, requests fail at once with the stop's error for this long before the next attempt. */
-export const REOPEN_EVERY_MILLIS = 2_000
+export const REOPEN_EVERY_MILLIS = 5_000
 
 /**
  * PostgreSQL restarts after a PANIC (a WAL segment it could not write on a full disk, say) and recovers from its WAL;
@@ -100,7 +102,7 @@ const supervise = (dataDir: string | undefined): Effect.Effect<PgliteWorker, Pgl
         current = yield* openIn(scope).pipe(
           Effect.mapError((error) => new PgliteError({ ...fieldsOf(stopped), message: `${stopped.message} (reopening failed: ${error.message})` }))
         )
-        yield* Effect.logWarning(`the embedded database stopped (${stopped.message}) and was opened again`)
+        yield* Effect.logWarning(`${stopped.message}; it was opened again`)
         return current
       }).pipe(reopening.withPermits(1))
     const open: Effect.Effect<Channel, PgliteError> = Effect.suspend(() => {
@@ -112,6 +114,10 @@ const supervise = (dataDir: string | undefined): Effect.Effect<PgliteWorker, Pgl
       pinned: Effect.map(open, (channel) => channel.send)
     }
   })
+
+const DISK_FULL = "53100"
+/** admin_shutdown: the drivers' code for a backend that ended under its session (src/db/ConnectionLoss.ts). */
+const STOPPED = "57P01"
 
 /** A failure's PostgreSQL fields (its SQLSTATE above all), to fail with again. */
 const fieldsOf = (error: PgliteError): typeof Failure.Type => {
@@ -142,6 +148,7 @@ const connect = (worker: Worker) => {
     const message = decodeMessage(raw)
     if (Either.isLeft(message)) return failAll(new PgliteError({ message: `the PGlite worker sent ${String(message.left)}` }))
     const value = message.right
+    if ("stopped" in value) return stop(value.stopped)
     if ("ready" in value) {
       holdOpen()
       return Deferred.unsafeDone(ready, value.ready ? Exit.void : Exit.fail(new PgliteError(value.error ?? { message: "PGlite failed to start" })))
@@ -150,11 +157,14 @@ const connect = (worker: Worker) => {
     pending.delete(value.id)
     holdOpen()
     if (reply !== undefined) Deferred.unsafeDone(reply, value.ok ? Exit.succeed(value.result) : Exit.fail(new PgliteError(value.error)))
-    if (!value.ok && value.error["severity"] === "PANIC") {
-      failAll(new PgliteError({ ...value.error, message: `the embedded database stopped: ${value.error.message}` }))
-      void worker.terminate()
-    }
+    if (!value.ok && value.error["severity"] === "PANIC") stop(value.error)
   })
+  // what was waiting fails as a lost connection would (57P01: a request that saved nothing is retried), or as a full
+  // disk when that was the cause (53100: 507 at the HTTP edge)
+  const stop = (error: typeof Failure.Type) => {
+    failAll(new PgliteError({ ...error, code: error["code"] === DISK_FULL ? DISK_FULL : STOPPED, message: `the embedded database stopped: ${error.message}` }))
+    void worker.terminate()
+  }
   worker.on("error", (error) => failAll(new PgliteError({ message: error.message })))
   worker.on("exit", (code) => failAll(new PgliteError({ message: `the PGlite worker exited (${code})` })))
   const send = (operation: Operation): Effect.Effect<unknown, PgliteError> =>

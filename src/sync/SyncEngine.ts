@@ -1,12 +1,13 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, type Option } from "effect"
+import { Effect, Option } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { SecretBox } from "../common/SecretBox.js"
 import { FilesRepo } from "../files/FilesRepo.js"
 import { GitFigures } from "../figures/GitFigures.js"
 import type { LabId } from "../labs/LabId.js"
 import type { EngineDeps } from "./EngineDeps.js"
-import { Git } from "./Git.js"
+import { DiskSpace } from "../status/DiskSpace.js"
+import { Git, GitError } from "./Git.js"
 import { pull } from "./SyncPull.js"
 import { push } from "./SyncPush.js"
 import { SyncRepo } from "./SyncRepo.js"
@@ -28,10 +29,20 @@ export class SyncEngine extends Effect.Service<SyncEngine>()("SyncEngine", {
       activity: yield* ActivityRepo,
       figures: yield* GitFigures
     }
+    // a pull writes the remote's files: while the disk is below its reserve it waits (recorded, retried with backoff);
+    // an engine built without the watch (a unit test's) pulls
+    const disk = yield* Effect.serviceOption(DiskSpace)
+    const roomToPull = Option.match(disk, {
+      onNone: () => Effect.void,
+      onSome: (watch) =>
+        Effect.flatMap(watch.refusal, (refused) =>
+          Option.isSome(refused) ? Effect.fail(new GitError({ message: "paused: the disk is below its reserve" })) : Effect.void
+        )
+    })
     return {
       /** Fetch the default branch and apply it. `announce`: record activity even when nothing changed. */
       pull: (labId: LabId, subPath: Option.Option<string>, announce: boolean) =>
-        observedPull(labId, pull(deps, labId, subPath, announce)),
+        Effect.zipRight(roomToPull, observedPull(labId, pull(deps, labId, subPath, announce))),
       /** Push the outbox a chunk at a time; `stopping` is asked before each chunk. */
       push: (labId: LabId, stopping?: Effect.Effect<boolean>) => observedPush(deps, labId, push(deps, labId, stopping))
     }
