@@ -1,5 +1,6 @@
 import { Deferred, Effect, Either, ExecutionStrategy, Exit, FiberId, Schema, Scope } from "effect"
 import { existsSync } from "node:fs"
+import { statfs } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createDataDir, makePrivate } from "./PgliteDataDir.js"
@@ -90,18 +91,34 @@ const supervise = (dataDir: string | undefined): Effect.Effect<PgliteWorker, Pgl
     let scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     let current = yield* openIn(scope)
     let lastAttempt = 0
+    // why the last reopening failed: what requests fail with until the next attempt
+    let lastFailure: PgliteError | undefined
     const reopening = yield* Effect.makeSemaphore(1)
     const reopen = (stopped: PgliteError) =>
       Effect.gen(function* () {
         const again = current.broken()
         if (again === undefined) return current
-        if (Date.now() - lastAttempt < REOPEN_EVERY_MILLIS) return yield* Effect.fail(stopped)
+        if (Date.now() - lastAttempt < REOPEN_EVERY_MILLIS) return yield* Effect.fail(lastFailure ?? stopped)
         lastAttempt = Date.now()
         yield* Scope.close(scope, Exit.void)
         scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
         current = yield* openIn(scope).pipe(
-          Effect.mapError((error) => new PgliteError({ ...fieldsOf(stopped), message: `${stopped.message} (reopening failed: ${error.message})` }))
+          // an open that never ends would keep every request waiting: given up (and its thread ended) after a minute
+          Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new PgliteError({ message: "opening took over 60 s" }) }),
+          Effect.catchAll((error) =>
+            Effect.flatMap(roomFor(dataDir), (room) =>
+              Effect.fail(
+                (lastFailure = new PgliteError({
+                  ...fieldsOf(stopped),
+                  // PGlite does not say why it could not open; too little room for PostgreSQL's WAL is the usual reason
+                  ...(room === "short" ? { code: DISK_FULL } : {}),
+                  message: `${stopped.message} (reopening failed${room === "short" ? ": no room left on its disk" : ""}: ${error.message})`
+                }))
+              )
+            )
+          )
         )
+        lastFailure = undefined
         yield* Effect.logWarning(`${stopped.message}; it was opened again`)
         return current
       }).pipe(reopening.withPermits(1))
@@ -118,6 +135,14 @@ const supervise = (dataDir: string | undefined): Effect.Effect<PgliteWorker, Pgl
 const DISK_FULL = "53100"
 /** admin_shutdown: the drivers' code for a backend that ended under its session (src/db/ConnectionLoss.ts). */
 const STOPPED = "57P01"
+
+/** Below this many free bytes PGlite cannot open: its recovery needs a new 16 MiB WAL segment, and a checkpoint. */
+const ROOM_TO_OPEN = 32 * 1024 * 1024
+
+const roomFor = (dataDir: string | undefined): Effect.Effect<"short" | "enough"> =>
+  dataDir === undefined
+    ? Effect.succeed("enough")
+    : Effect.promise(() => statfs(dataDir).then((stats) => (stats.bavail * stats.bsize < ROOM_TO_OPEN ? "short" : "enough"), () => "enough"))
 
 /** A failure's PostgreSQL fields (its SQLSTATE above all), to fail with again. */
 const fieldsOf = (error: PgliteError): typeof Failure.Type => {
