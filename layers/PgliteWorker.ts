@@ -51,7 +51,11 @@ export const TEMPLATE_DIR = fileURLToPath(new URL("../pglite-template", import.m
  * while a request is open. A new data directory is made first
  * (PgliteDataDir.ts).
  */
-export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
+export const start = (
+  dataDir: string | undefined,
+  templateDir = TEMPLATE_DIR,
+  stallMillis = STALL_MILLIS
+): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
     if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) {
       yield* Effect.tryPromise({
@@ -64,7 +68,7 @@ export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): 
           })
       })
     }
-    const worker = yield* supervise(dataDir)
+    const worker = yield* supervise(dataDir, stallMillis)
     if (dataDir !== undefined) {
       yield* Effect.tryPromise({
         try: () => makePrivate(dataDir),
@@ -73,6 +77,12 @@ export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): 
     }
     return worker
   })
+
+/**
+ * A statement unanswered this long (nothing else answered meanwhile) is taken for a stuck thread, ended like one that
+ * PANICked: far beyond any statement of the service (they are cut into short steps), short enough that a stop ends.
+ */
+export const STALL_MILLIS = 120_000
 
 /** After a failed reopen, requests fail at once with the stop's error for this long before the next attempt. */
 export const REOPEN_EVERY_MILLIS = 5_000
@@ -83,11 +93,11 @@ export const REOPEN_EVERY_MILLIS = 5_000
  * (connect), and the next request opens the data directory again on a new one, which recovers as PostgreSQL would
  * (it cannot while the disk is still full: requests fail with the PANIC's error until it can).
  */
-const supervise = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
+const supervise = (dataDir: string | undefined, stallMillis: number): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
     const parent = yield* Effect.scope
     const openIn = (scope: Scope.CloseableScope) =>
-      Effect.tapErrorCause(Scope.extend(spawn(dataDir), scope), () => Scope.close(scope, Exit.void))
+      Effect.tapErrorCause(Scope.extend(spawn(dataDir, stallMillis), scope), () => Scope.close(scope, Exit.void))
     let scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     let current = yield* openIn(scope)
     let lastAttempt = 0
@@ -156,13 +166,20 @@ const fieldsOf = (error: PgliteError): typeof Failure.Type => {
  * completed by the reply; all of them fail when the thread fails or exits, or
  * PGlite answers with a PANIC: then the thread is ended (supervise).
  */
-const connect = (worker: Worker) => {
+const connect = (worker: Worker, stallMillis: number) => {
   const ready = Deferred.unsafeMake<void, PgliteError>(FiberId.none)
   const pending = new Map<number, Deferred.Deferred<unknown, PgliteError>>()
   let nextId = 0
   // once the thread failed or exited, nothing would ever answer: later requests fail at once with its error
   let broken: PgliteError | undefined
   const holdOpen = () => (pending.size > 0 ? worker.ref() : worker.unref())
+  // the last sign of life while something waits: a thread stuck in PGlite in a way not seen yet is ended too
+  let lastProgress = Date.now()
+  const watchdog = setInterval(() => {
+    if (pending.size > 0 && Date.now() - lastProgress > stallMillis) {
+      stop({ message: `PGlite answered nothing for ${Math.round(stallMillis / 1000)} s: its thread was ended` })
+    }
+  }, Math.min(5_000, stallMillis / 4)).unref()
   const failAll = (error: PgliteError) => {
     broken ??= error
     Deferred.unsafeDone(ready, Exit.fail(error))
@@ -178,6 +195,7 @@ const connect = (worker: Worker) => {
       holdOpen()
       return Deferred.unsafeDone(ready, value.ready ? Exit.void : Exit.fail(new PgliteError(value.error ?? { message: "PGlite failed to start" })))
     }
+    lastProgress = Date.now()
     const reply = pending.get(value.id)
     pending.delete(value.id)
     holdOpen()
@@ -191,10 +209,14 @@ const connect = (worker: Worker) => {
     void worker.terminate()
   }
   worker.on("error", (error) => failAll(new PgliteError({ message: error.message })))
-  worker.on("exit", (code) => failAll(new PgliteError({ message: `the PGlite worker exited (${code})` })))
+  worker.on("exit", (code) => {
+    clearInterval(watchdog)
+    failAll(new PgliteError({ message: `the PGlite worker exited (${code})` }))
+  })
   const send = (operation: Operation): Effect.Effect<unknown, PgliteError> =>
     Effect.suspend(() => {
       if (broken !== undefined) return Effect.fail(broken)
+      if (pending.size === 0) lastProgress = Date.now()
       const id = nextId++
       const reply = Deferred.unsafeMake<unknown, PgliteError>(FiberId.none)
       pending.set(id, reply)
@@ -212,12 +234,12 @@ interface Channel {
 }
 
 /** One thread, open once PGlite is; at the scope's end PGlite closes (5 s at most) and the thread ends. */
-const spawn = (dataDir: string | undefined): Effect.Effect<Channel, PgliteError, Scope.Scope> =>
+const spawn = (dataDir: string | undefined, stallMillis: number): Effect.Effect<Channel, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
     const [, channel] = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const worker = new Worker(WORKER_FILE, { workerData: { dataDir } })
-        return [worker, connect(worker)] as const
+        return [worker, connect(worker, stallMillis)] as const
       }),
       ([worker, channel]) =>
         channel.send({ op: "close" }).pipe(

@@ -6,6 +6,8 @@
  * (recovering what was committed) once space returns. On a small tmpfs of its own.
  */
 import { Effect, Either } from "effect"
+import { mkdtemp, rm } from "node:fs/promises"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import * as PgliteWorker from "../../layers/PgliteWorker.js"
@@ -50,6 +52,32 @@ describe.skipIf(!canMountTmpfs())("PGlite on a full disk", () => {
       )
     } finally {
       await disk.unmount()
+    }
+  })
+})
+
+describe("PGlite that stops answering", () => {
+  it("a statement unanswered past the stall limit ends the thread (a stop would otherwise wait for ever); the next one opens the database again", { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pglite-stall-"))
+    try {
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            // a statement that takes longer than the (lowered) limit stands for one that never returns
+            const db = yield* PgliteWorker.start(join(dir, "db"), join(dir, "no-template"), 2_000)
+            yield* db.send({ op: "exec", sql: "CREATE TABLE t (x text); INSERT INTO t VALUES ('kept')" })
+            // within HUNG, or the answer is a TimeoutException
+            const stuck = yield* db.send({ op: "query", sql: "SELECT pg_sleep(60)", params: [] }).pipe(Effect.timeout(HUNG), Effect.either)
+            expect(Either.isLeft(stuck) && String(stuck.left)).toMatch(/PGlite answered nothing for 2 s: its thread was ended/)
+            // a lost connection's SQLSTATE: a request that saved nothing is run again
+            expect(Either.isLeft(stuck) && codeOf(stuck.left)).toBe("57P01")
+            const rows = yield* db.send({ op: "query", sql: "SELECT x FROM t", params: [] })
+            expect(rows).toEqual([{ x: "kept" }])
+          })
+        )
+      )
+    } finally {
+      await rm(dir, { recursive: true, force: true })
     }
   })
 })
