@@ -32,13 +32,16 @@ export const make = (dataDir: string | undefined) =>
       onSuccess: connectionOver
     })
 
+    // the connection first: the SqlClient does not release a lock taken by an acquirer that then fails
     const acquire = (mode: "shared" | "exclusive") =>
-      Effect.zipRight(
-        Effect.acquireRelease(
-          Effect.flatMap(FiberRef.get(BackgroundWork), (background) => Effect.interruptible(lock.take(background, mode))),
-          () => Effect.sync(() => lock.release(mode))
-        ),
-        mode === "shared" ? Effect.succeed(connection) : pinned
+      Effect.flatMap(mode === "shared" ? Effect.succeed(connection) : pinned, (open) =>
+        Effect.as(
+          Effect.acquireRelease(
+            Effect.flatMap(FiberRef.get(BackgroundWork), (background) => Effect.interruptible(lock.take(background, mode))),
+            () => Effect.sync(() => lock.release(mode))
+          ),
+          open
+        )
       )
 
     return yield* SqlClient.make({

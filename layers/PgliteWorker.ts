@@ -1,5 +1,6 @@
 import { Deferred, Effect, Either, ExecutionStrategy, Exit, FiberId, Schema, Scope } from "effect"
 import { existsSync } from "node:fs"
+import { statfs } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { createDataDir, makePrivate } from "./PgliteDataDir.js"
@@ -10,6 +11,8 @@ const Failure = Schema.Struct({ message: Schema.String }).pipe(Schema.extend(Sch
 const Message = Schema.Union(
   Schema.Struct({ ready: Schema.Literal(true) }),
   Schema.Struct({ ready: Schema.Literal(false), error: Schema.optional(Failure) }),
+  /** PGlite aborted (a PANIC): no statement would return again */
+  Schema.Struct({ stopped: Failure }),
   Schema.Struct({ id: Schema.Number, ok: Schema.Literal(true), result: Schema.Unknown }),
   Schema.Struct({ id: Schema.Number, ok: Schema.Literal(false), error: Failure })
 )
@@ -48,7 +51,11 @@ export const TEMPLATE_DIR = fileURLToPath(new URL("../pglite-template", import.m
  * while a request is open. A new data directory is made first
  * (PgliteDataDir.ts).
  */
-export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
+export const start = (
+  dataDir: string | undefined,
+  templateDir = TEMPLATE_DIR,
+  stallMillis = STALL_MILLIS
+): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
     if (dataDir !== undefined && !existsSync(join(dataDir, "PG_VERSION"))) {
       yield* Effect.tryPromise({
@@ -61,7 +68,7 @@ export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): 
           })
       })
     }
-    const worker = yield* supervise(dataDir)
+    const worker = yield* supervise(dataDir, stallMillis)
     if (dataDir !== undefined) {
       yield* Effect.tryPromise({
         try: () => makePrivate(dataDir),
@@ -71,8 +78,14 @@ export const start = (dataDir: string | undefined, templateDir = TEMPLATE_DIR): 
     return worker
   })
 
+/**
+ * A statement unanswered this long (nothing else answered meanwhile) is taken for a stuck thread, ended like one that
+ * PANICked: far beyond any statement of the service (they are cut into short steps), short enough that a stop ends.
+ */
+export const STALL_MILLIS = 120_000
+
 /** After a failed reopen, requests fail at once with the stop's error for this long before the next attempt. */
-export const REOPEN_EVERY_MILLIS = 2_000
+export const REOPEN_EVERY_MILLIS = 5_000
 
 /**
  * PostgreSQL restarts after a PANIC (a WAL segment it could not write on a full disk, say) and recovers from its WAL;
@@ -80,27 +93,43 @@ export const REOPEN_EVERY_MILLIS = 2_000
  * (connect), and the next request opens the data directory again on a new one, which recovers as PostgreSQL would
  * (it cannot while the disk is still full: requests fail with the PANIC's error until it can).
  */
-const supervise = (dataDir: string | undefined): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
+const supervise = (dataDir: string | undefined, stallMillis: number): Effect.Effect<PgliteWorker, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
     const parent = yield* Effect.scope
     const openIn = (scope: Scope.CloseableScope) =>
-      Effect.tapErrorCause(Scope.extend(spawn(dataDir), scope), () => Scope.close(scope, Exit.void))
+      Effect.tapErrorCause(Scope.extend(spawn(dataDir, stallMillis), scope), () => Scope.close(scope, Exit.void))
     let scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
     let current = yield* openIn(scope)
     let lastAttempt = 0
+    // why the last reopening failed: what requests fail with until the next attempt
+    let lastFailure: PgliteError | undefined
     const reopening = yield* Effect.makeSemaphore(1)
     const reopen = (stopped: PgliteError) =>
       Effect.gen(function* () {
         const again = current.broken()
         if (again === undefined) return current
-        if (Date.now() - lastAttempt < REOPEN_EVERY_MILLIS) return yield* Effect.fail(stopped)
+        if (Date.now() - lastAttempt < REOPEN_EVERY_MILLIS) return yield* Effect.fail(lastFailure ?? stopped)
         lastAttempt = Date.now()
         yield* Scope.close(scope, Exit.void)
         scope = yield* Scope.fork(parent, ExecutionStrategy.sequential)
         current = yield* openIn(scope).pipe(
-          Effect.mapError((error) => new PgliteError({ ...fieldsOf(stopped), message: `${stopped.message} (reopening failed: ${error.message})` }))
+          // an open that never ends would keep every request waiting: given up (and its thread ended) after a minute
+          Effect.timeoutFail({ duration: "60 seconds", onTimeout: () => new PgliteError({ message: "opening took over 60 s" }) }),
+          Effect.catchAll((error) =>
+            Effect.flatMap(roomFor(dataDir), (room) =>
+              Effect.fail(
+                (lastFailure = new PgliteError({
+                  ...fieldsOf(stopped),
+                  // PGlite does not say why it could not open; too little room for PostgreSQL's WAL is the usual reason
+                  ...(room === "short" ? { code: DISK_FULL } : {}),
+                  message: `${stopped.message} (reopening failed${room === "short" ? ": no room left on its disk" : ""}: ${error.message})`
+                }))
+              )
+            )
+          )
         )
-        yield* Effect.logWarning(`the embedded database stopped (${stopped.message}) and was opened again`)
+        lastFailure = undefined
+        yield* Effect.logWarning(`${stopped.message}; it was opened again`)
         return current
       }).pipe(reopening.withPermits(1))
     const open: Effect.Effect<Channel, PgliteError> = Effect.suspend(() => {
@@ -112,6 +141,18 @@ const supervise = (dataDir: string | undefined): Effect.Effect<PgliteWorker, Pgl
       pinned: Effect.map(open, (channel) => channel.send)
     }
   })
+
+const DISK_FULL = "53100"
+/** admin_shutdown: the drivers' code for a backend that ended under its session (src/db/ConnectionLoss.ts). */
+const STOPPED = "57P01"
+
+/** Below this many free bytes PGlite cannot open: its recovery needs a new 16 MiB WAL segment, and a checkpoint. */
+const ROOM_TO_OPEN = 32 * 1024 * 1024
+
+const roomFor = (dataDir: string | undefined): Effect.Effect<"short" | "enough"> =>
+  dataDir === undefined
+    ? Effect.succeed("enough")
+    : Effect.promise(() => statfs(dataDir).then((stats) => (stats.bavail * stats.bsize < ROOM_TO_OPEN ? "short" : "enough"), () => "enough"))
 
 /** A failure's PostgreSQL fields (its SQLSTATE above all), to fail with again. */
 const fieldsOf = (error: PgliteError): typeof Failure.Type => {
@@ -125,13 +166,20 @@ const fieldsOf = (error: PgliteError): typeof Failure.Type => {
  * completed by the reply; all of them fail when the thread fails or exits, or
  * PGlite answers with a PANIC: then the thread is ended (supervise).
  */
-const connect = (worker: Worker) => {
+const connect = (worker: Worker, stallMillis: number) => {
   const ready = Deferred.unsafeMake<void, PgliteError>(FiberId.none)
   const pending = new Map<number, Deferred.Deferred<unknown, PgliteError>>()
   let nextId = 0
   // once the thread failed or exited, nothing would ever answer: later requests fail at once with its error
   let broken: PgliteError | undefined
   const holdOpen = () => (pending.size > 0 ? worker.ref() : worker.unref())
+  // the last sign of life while something waits: a thread stuck in PGlite in a way not seen yet is ended too
+  let lastProgress = Date.now()
+  const watchdog = setInterval(() => {
+    if (pending.size > 0 && Date.now() - lastProgress > stallMillis) {
+      stop({ message: `PGlite answered nothing for ${Math.round(stallMillis / 1000)} s: its thread was ended` })
+    }
+  }, Math.min(5_000, stallMillis / 4)).unref()
   const failAll = (error: PgliteError) => {
     broken ??= error
     Deferred.unsafeDone(ready, Exit.fail(error))
@@ -142,24 +190,33 @@ const connect = (worker: Worker) => {
     const message = decodeMessage(raw)
     if (Either.isLeft(message)) return failAll(new PgliteError({ message: `the PGlite worker sent ${String(message.left)}` }))
     const value = message.right
+    if ("stopped" in value) return stop(value.stopped)
     if ("ready" in value) {
       holdOpen()
       return Deferred.unsafeDone(ready, value.ready ? Exit.void : Exit.fail(new PgliteError(value.error ?? { message: "PGlite failed to start" })))
     }
+    lastProgress = Date.now()
     const reply = pending.get(value.id)
     pending.delete(value.id)
     holdOpen()
     if (reply !== undefined) Deferred.unsafeDone(reply, value.ok ? Exit.succeed(value.result) : Exit.fail(new PgliteError(value.error)))
-    if (!value.ok && value.error["severity"] === "PANIC") {
-      failAll(new PgliteError({ ...value.error, message: `the embedded database stopped: ${value.error.message}` }))
-      void worker.terminate()
-    }
+    if (!value.ok && value.error["severity"] === "PANIC") stop(value.error)
   })
+  // what was waiting fails as a lost connection would (57P01: a request that saved nothing is retried), or as a full
+  // disk when that was the cause (53100: 507 at the HTTP edge)
+  const stop = (error: typeof Failure.Type) => {
+    failAll(new PgliteError({ ...error, code: error["code"] === DISK_FULL ? DISK_FULL : STOPPED, message: `the embedded database stopped: ${error.message}` }))
+    void worker.terminate()
+  }
   worker.on("error", (error) => failAll(new PgliteError({ message: error.message })))
-  worker.on("exit", (code) => failAll(new PgliteError({ message: `the PGlite worker exited (${code})` })))
+  worker.on("exit", (code) => {
+    clearInterval(watchdog)
+    failAll(new PgliteError({ message: `the PGlite worker exited (${code})` }))
+  })
   const send = (operation: Operation): Effect.Effect<unknown, PgliteError> =>
     Effect.suspend(() => {
       if (broken !== undefined) return Effect.fail(broken)
+      if (pending.size === 0) lastProgress = Date.now()
       const id = nextId++
       const reply = Deferred.unsafeMake<unknown, PgliteError>(FiberId.none)
       pending.set(id, reply)
@@ -177,12 +234,12 @@ interface Channel {
 }
 
 /** One thread, open once PGlite is; at the scope's end PGlite closes (5 s at most) and the thread ends. */
-const spawn = (dataDir: string | undefined): Effect.Effect<Channel, PgliteError, Scope.Scope> =>
+const spawn = (dataDir: string | undefined, stallMillis: number): Effect.Effect<Channel, PgliteError, Scope.Scope> =>
   Effect.gen(function* () {
     const [, channel] = yield* Effect.acquireRelease(
       Effect.sync(() => {
         const worker = new Worker(WORKER_FILE, { workerData: { dataDir } })
-        return [worker, connect(worker)] as const
+        return [worker, connect(worker, stallMillis)] as const
       }),
       ([worker, channel]) =>
         channel.send({ op: "close" }).pipe(

@@ -20,8 +20,29 @@ const TEXT_ARRAY_OID = 1009
 
 let db
 let options
+// PGlite's WebAssembly aborted (PostgreSQL's PANIC: a WAL segment it could not write on a full disk, say); its next
+// statement would never return, spinning a core. What PostgreSQL said, for the requests refused from then on.
+let stopped
+
+/**
+ * PGlite's loop swallows whatever its step throws, and an abort is not the longjmp of an ERROR: note it. The step is
+ * the module's export, wrapped in place (PGlite reads it from the module at each step).
+ */
+const noteAborts = (pglite) => {
+  const step = pglite.mod._PostgresMainLoopOnce
+  pglite.mod._PostgresMainLoopOnce = (...args) => {
+    try {
+      return step(...args)
+    } catch (error) {
+      if (error?.status !== pglite.POSTGRES_MAIN_LONGJMP) stopped ??= { severity: "PANIC", message: `PGlite aborted: ${failure(error).message}` }
+      throw error
+    }
+  }
+}
+
 try {
   db = await openPglite(workerData.dataDir)
+  noteAborts(db)
   const literal = db.serializers[TEXT_ARRAY_OID]
   // a sync's files travel as text[]: binary is cheaper (pglite-text-array.mjs); anything but a flat array keeps the literal
   options = { serializers: { [TEXT_ARRAY_OID]: (value) => encodeTextArray(value) ?? literal(value) } }
@@ -47,9 +68,15 @@ const run = async ({ op, sql, params, rowMode }) => {
 }
 
 parentPort.on("message", async (request) => {
+  if (stopped !== undefined && request.op !== "close") return parentPort.postMessage({ id: request.id, ok: false, error: stopped })
   try {
     parentPort.postMessage({ id: request.id, ok: true, result: await run(request) })
   } catch (error) {
-    parentPort.postMessage({ id: request.id, ok: false, error: failure(error) })
+    const reply = failure(error)
+    // PostgreSQL's own report of the PANIC is the better description of the stop
+    if (stopped !== undefined && reply.severity === "PANIC") stopped = reply
+    parentPort.postMessage({ id: request.id, ok: false, error: stopped ?? reply })
   }
+  // the main thread ends this thread and opens the database again on a new one (PgliteWorker.ts)
+  if (stopped !== undefined) parentPort.postMessage({ stopped })
 })

@@ -254,6 +254,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
           if (Cause.isInterruptedOnly(cause)) return Effect.interrupt
           const failure = Cause.squash(cause)
           if (failure instanceof DatabaseUnavailable) return Effect.succeed(databaseUnavailable(failure))
+          if (causeIsDiskFull(cause)) return Effect.as(disk.reportFull, HttpServerResponse.setHeader(diskFull, "x-request-id", requestId))
           return Effect.as(
             Effect.logError("request failed before routing", cause, { request_id: requestId }),
             errorResponse("ServerError", `internal error; quote ${requestId} when reporting it`, { "x-request-id": requestId })
