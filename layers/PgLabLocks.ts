@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
-import { isPoolBusy } from "../src/db/ConnectionLoss.js"
+import { isConnectionLoss, isPoolBusy } from "../src/db/ConnectionLoss.js"
 import { fromLock, LabLocks, LockBusy, LockUnavailable } from "../src/sync/LabLocks.js"
 
 /** Arbitrary constant: the advisory-lock class of the labs' sync locks (the lab id, hashed, is the object). */
@@ -37,8 +37,12 @@ export const layer = Layer.scoped(
       const connection = yield* Effect.tapErrorCause(Scope.extend(sql.reserve, scope), (cause) => Scope.close(scope, Exit.failCause(cause)))
       const opened: Session = { connection, scope }
       session = Option.some(opened)
-      yield* statement(opened, "SELECT set_config('tcp_keepalives_idle', '10', false), set_config('tcp_keepalives_interval', '5', false), " +
-        "set_config('tcp_keepalives_count', '3', false)", [])
+      yield* statement(
+        opened,
+        "SELECT set_config('tcp_keepalives_idle', '10', false), set_config('tcp_keepalives_interval', '5', false), " +
+          "set_config('tcp_keepalives_count', '3', false)",
+        []
+      )
       return opened
     })
 
@@ -48,9 +52,13 @@ export const layer = Layer.scoped(
         return Scope.close(s.scope, Exit.void)
       })
 
-    /** A statement on the session; a failed one closes it (the next opens another). */
+    /**
+     * A statement on the session. One that lost the connection closes the session (PostgreSQL ended its locks; the
+     * next statement opens another); any other failure keeps it: closing it would put a connection holding locks
+     * back in the pool.
+     */
     const statement = (s: Session, text: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
-      Effect.tapError(s.connection.executeValues(text, params), () => close(s))
+      Effect.tapError(s.connection.executeValues(text, params), (e) => (isConnectionLoss(e) ? close(s) : Effect.void))
 
     // one statement at a time on the session, none cut halfway
     const onSession = <A>(f: (s: Session) => Effect.Effect<A, SqlError>) =>

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Exit, Layer, Redacted, Scope } from "effect"
+import pg from "pg"
 import * as PgDatabase from "../../layers/PgDatabase.js"
 import * as PgLabLocks from "../../layers/PgLabLocks.js"
 import { PoolStats } from "../../src/observability/PoolStats.js"
@@ -55,4 +56,26 @@ describe.skipIf(DATABASE_URL === undefined)("the labs' sync locks on PostgreSQL"
       expect(a.inUse()).toBe(0)
       expect(b.inUse()).toBe(0)
     }), 60_000)
+
+  it.scopedLive("a lock session whose connection is lost is replaced: its labs are free for others, and new locks work", () =>
+    Effect.gen(function* () {
+      const a = yield* replica(3)
+      const b = yield* replica(3)
+      const lab = `lab_locks_lost_${Date.now().toString(36)}`
+      yield* held(a.locks, lab)
+      // the backend holding the replica's locks, ended as a restart or a network cut would
+      yield* Effect.promise(async () => {
+        const client = new pg.Client({ connectionString: DATABASE_URL })
+        await client.connect()
+        await client.query("SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND objid = hashtext($1)::oid", [lab])
+        await client.end()
+      })
+      yield* Effect.sleep("200 millis")
+      const taken = yield* held(b.locks, lab)
+      yield* Scope.close(taken, Exit.void)
+      // the first lab's holder has not ended: a new one on that replica opens a new session
+      const next = yield* Effect.retry(held(a.locks, `${lab}_next`), { times: 3 })
+      yield* Scope.close(next, Exit.void)
+    }), 60_000)
 })
+
