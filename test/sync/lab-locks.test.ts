@@ -10,7 +10,7 @@ import pg from "pg"
 import * as PgDatabase from "../../layers/PgDatabase.js"
 import * as PgLabLocks from "../../layers/PgLabLocks.js"
 import { PoolStats } from "../../src/observability/PoolStats.js"
-import { LabLocks, LockBusy } from "../../src/sync/LabLocks.js"
+import { exclusiveWithin, LabLocks, LockBusy, singleProcess } from "../../src/sync/LabLocks.js"
 
 const DATABASE_URL = process.env["DATABASE_URL"]
 
@@ -29,6 +29,19 @@ const replica = (max: number) =>
 
 const held = (locks: LabLocks["Type"], labId: string) =>
   Effect.flatMap(Scope.make(), (scope) => Effect.as(Scope.extend(locks.lock(labId), scope), scope))
+
+describe("a link change's wait for the lab's lock", () => {
+  it.live("is what is timed: a change that started runs to its end and its result is the answer, never LockBusy", () =>
+    Effect.gen(function* () {
+      const locks = yield* LabLocks
+      let applied = false
+      const change = Effect.uninterruptible(Effect.zipRight(Effect.sleep("300 millis"), Effect.sync(() => (applied = true))))
+      const answer = yield* Effect.either(exclusiveWithin(locks, "lab_timed", Effect.as(change, "changed"), "100 millis"))
+      expect(applied).toBe(true)
+      expect(answer).toEqual(Either.right("changed"))
+    }).pipe(Effect.provide(singleProcess))
+  )
+})
 
 describe.skipIf(DATABASE_URL === undefined)("the labs' sync locks on PostgreSQL", () => {
   it.scopedLive("a lab held on one replica is busy on another until released; 16 labs held cost one connection", () =>
