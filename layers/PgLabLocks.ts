@@ -1,40 +1,102 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Layer } from "effect"
-import { LabLocks, LockBusy, LockUnavailable } from "../src/sync/LabLocks.js"
+import type { Connection } from "@effect/sql/SqlConnection"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
+import { isConnectionLoss, isPoolBusy } from "../src/db/ConnectionLoss.js"
+import { fromLock, LabLocks, LockBusy, LockUnavailable } from "../src/sync/LabLocks.js"
 
 /** Arbitrary constant: the advisory-lock class of the labs' sync locks (the lab id, hashed, is the object). */
 const SYNC_LOCK_CLASS = 7_341_003
 
+interface Session {
+  readonly connection: Connection
+  readonly scope: Scope.CloseableScope
+}
+
 /**
- * A lab's git work on one replica at a time, for replicas sharing PostgreSQL: a session advisory lock on a
- * connection reserved for the job, tried once (`pg_try_advisory_lock`: never a blocked query that an interruption
- * could leave on a pooled connection). The unlock is registered before the try, so an interrupted try still
- * unlocks (unlocking a lock not held is a no-op). The lock ends with the job, or with the session when the replica
- * dies: at once when its process dies (the socket closes), within about 25 s when its host does (the session's
- * TCP keepalives, set on the reserved connection).
+ * A lab's git work on one replica at a time, for replicas sharing PostgreSQL: session advisory locks, all of a
+ * replica's on one connection reserved while any is held (so a job or a link change holding a lock holds no pooled
+ * connection of its own, and 16 of them cannot starve the pool of the connections their statements need). Each lock
+ * is tried once (`pg_try_advisory_lock`: never a blocked query) in a step that cannot be interrupted halfway, and
+ * unlocked when its holder's scope closes. A session's locks are re-entrant, so the labs held here are also kept in
+ * memory: a second holder of a lab in this process is refused. The locks end with their holders, or with the session
+ * when the replica dies: at once when its process dies (the socket closes), within about 25 s when its host does
+ * (the session's TCP keepalives).
  */
-export const layer = Layer.effect(
+export const layer = Layer.scoped(
   LabLocks,
-  Effect.map(SqlClient.SqlClient, (sql) => {
-    const take = (labId: string) =>
-      Effect.gen(function* () {
-        const connection = yield* sql.reserve
-        yield* Effect.addFinalizer(() =>
-          Effect.ignore(connection.executeValues("SELECT pg_advisory_unlock($1, hashtext($2))", [SYNC_LOCK_CLASS, labId]))
-        )
-        const rows = yield* connection.executeValues(
-          "SELECT pg_try_advisory_lock($1, hashtext($2)), set_config('tcp_keepalives_idle', '10', false), " +
-            "set_config('tcp_keepalives_interval', '5', false), set_config('tcp_keepalives_count', '3', false)",
-          [SYNC_LOCK_CLASS, labId]
-        )
-        if (rows[0]?.[0] !== true) return yield* new LockBusy()
-      }).pipe(
-        Effect.catchTag("SqlError", (e) =>
-          Effect.fail(new LockUnavailable({ message: `the lab's sync lock could not be taken: ${e.message}` }))
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const layerScope = yield* Effect.scope
+    const held = new Set<string>()
+    const mutex = yield* Effect.makeSemaphore(1)
+    let session: Option.Option<Session> = Option.none()
+
+    const open = Effect.gen(function* () {
+      const scope = yield* Scope.fork(layerScope, ExecutionStrategy.sequential)
+      const connection = yield* Effect.tapErrorCause(Scope.extend(sql.reserve, scope), (cause) => Scope.close(scope, Exit.failCause(cause)))
+      const opened: Session = { connection, scope }
+      session = Option.some(opened)
+      yield* statement(
+        opened,
+        "SELECT set_config('tcp_keepalives_idle', '10', false), set_config('tcp_keepalives_interval', '5', false), " +
+          "set_config('tcp_keepalives_count', '3', false)",
+        []
+      )
+      return opened
+    })
+
+    const close = (s: Session) =>
+      Effect.suspend(() => {
+        if (Option.isSome(session) && session.value === s) session = Option.none()
+        return Scope.close(s.scope, Exit.void)
+      })
+
+    /**
+     * A statement on the session. One that lost the connection closes the session (PostgreSQL ended its locks; the
+     * next statement opens another); any other failure keeps it: closing it would put a connection holding locks
+     * back in the pool.
+     */
+    const statement = (s: Session, text: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
+      Effect.tapError(s.connection.executeValues(text, params), (e) => (isConnectionLoss(e) ? close(s) : Effect.void))
+
+    // one statement at a time on the session, none cut halfway
+    const onSession = <A>(f: (s: Session) => Effect.Effect<A, SqlError>) =>
+      Effect.uninterruptible(mutex.withPermits(1)(Effect.flatMap(Option.match(session, { onNone: () => open, onSome: Effect.succeed }), f)))
+
+    const tryLock = (labId: string) =>
+      onSession((s) =>
+        Effect.map(statement(s, "SELECT pg_try_advisory_lock($1, hashtext($2))", [SYNC_LOCK_CLASS, labId]), (rows) => rows[0]?.[0] === true)
+      )
+
+    // the connection goes back to the pool once no lab is held
+    const unlock = (labId: string) =>
+      Effect.ignore(
+        onSession((s) =>
+          Effect.zipRight(
+            statement(s, "SELECT pg_advisory_unlock($1, hashtext($2))", [SYNC_LOCK_CLASS, labId]),
+            Effect.suspend(() => (held.size === 0 ? close(s) : Effect.void))
+          )
         )
       )
-    return {
-      tryExclusive: <A, E, R>(labId: string, job: Effect.Effect<A, E, R>) => Effect.scoped(Effect.zipRight(take(labId), job))
-    }
+
+    const lock = (labId: string) =>
+      Effect.acquireRelease(
+        Effect.suspend(() => {
+          if (held.has(labId)) return Effect.fail(new LockBusy())
+          held.add(labId)
+          return tryLock(labId).pipe(
+            Effect.catchTag("SqlError", (e) =>
+              Effect.fail(new LockUnavailable({ message: `the lab's sync lock could not be taken: ${e.message}`, busy: isPoolBusy(e) }))
+            ),
+            Effect.filterOrFail((locked) => locked, () => new LockBusy()),
+            Effect.tapError(() => Effect.sync(() => held.delete(labId)))
+          )
+        }),
+        () => Effect.zipRight(Effect.sync(() => held.delete(labId)), unlock(labId))
+      )
+
+    yield* Effect.addFinalizer(() => Option.match(session, { onNone: () => Effect.void, onSome: close }))
+    return fromLock((labId) => Effect.asVoid(lock(labId)))
   })
 )

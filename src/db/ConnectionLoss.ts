@@ -25,9 +25,15 @@ const ACQUIRE_MESSAGES = /^(Failed to acquire connection|Connection error)/
 const codeOf = (u: unknown): unknown => (typeof u === "object" && u !== null && "code" in u ? u.code : undefined)
 const messageOf = (u: unknown): string => (u instanceof Error ? u.message : "")
 
-/** Is this error a lost (or unobtainable) database connection? */
+/** What pg's pool says when every connection stayed in use for its whole connection timeout (a new one failing says otherwise). */
+const POOL_BUSY_MESSAGE = "timeout exceeded when trying to connect"
+
+/** Did this statement wait its whole time for a connection of a pool that was merely busy? Nothing of it was sent. */
+export const isPoolBusy = (u: unknown): boolean => u instanceof SqlError && messageOf(u.cause) === POOL_BUSY_MESSAGE
+
+/** Is this error a lost (or unobtainable) database connection? A busy pool is not (isPoolBusy). */
 export const isConnectionLoss = (u: unknown): boolean => {
-  if (!(u instanceof SqlError)) return false
+  if (!(u instanceof SqlError) || isPoolBusy(u)) return false
   if (ACQUIRE_MESSAGES.test(u.message)) return true
   const code = codeOf(u.cause)
   if (typeof code === "string" && (code.startsWith("08") || LOST_STATES.has(code) || SOCKET_CODES.has(code))) return true
@@ -49,14 +55,23 @@ export const isTransientConflict = (u: unknown): boolean => {
 
 const retryable = (u: unknown) => isConnectionLoss(u) || isTransientConflict(u)
 
-/** A lost connection or a conflict the database settled by rolling back: either way, nothing of that transaction was saved. */
-const causeIsRetryable = (cause: Cause.Cause<unknown>): boolean =>
+/** Does `cause` hold an error (failure or defect) that `test` matches? */
+const causeHas = (cause: Cause.Cause<unknown>, test: (u: unknown) => boolean): boolean =>
   Cause.reduce(cause, false, (found, part) =>
-    found ? Option.some(true) : part._tag === "Fail" ? Option.some(retryable(part.error)) : part._tag === "Die" ? Option.some(retryable(part.defect)) : Option.none()
+    found ? Option.some(true) : part._tag === "Fail" ? Option.some(test(part.error)) : part._tag === "Die" ? Option.some(test(part.defect)) : Option.none()
   )
 
-/** The database could not be used; `mayHaveLanded`: a change of this request may have been saved before the loss. */
-export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{ readonly mayHaveLanded: boolean }> {}
+/** A lost connection or a conflict the database settled by rolling back: either way, nothing of that transaction was saved. */
+const causeIsRetryable = (cause: Cause.Cause<unknown>): boolean => causeHas(cause, retryable)
+
+/**
+ * The database could not be used; `mayHaveLanded`: a change of this request may have been saved before.
+ * `busy`: no connection was lost, every one stayed in use while the request waited for one.
+ */
+export class DatabaseUnavailable extends Data.TaggedError("DatabaseUnavailable")<{
+  readonly mayHaveLanded: boolean
+  readonly busy?: boolean
+}> {}
 
 /** What one run of a request may have saved so far. */
 interface WriteLedger {
@@ -120,13 +135,15 @@ const RETRIES = Schedule.exponential("25 millis").pipe(Schedule.jittered, Schedu
 interface Failed<E> {
   readonly cause: Cause.Cause<E>
   readonly lost: boolean
+  readonly busy: boolean
   readonly mayHaveLanded: boolean
 }
 
 /**
  * Run `effect` (a request), again while it fails on a lost connection before anything of it could have been saved
  * (`retry: false`: never again, for a request whose input cannot be read twice). A connection still lost at the end
- * is DatabaseUnavailable.
+ * is DatabaseUnavailable; so is a pool that stayed busy for the whole connection timeout (not run again: it already
+ * waited, and more requests would only lengthen the queue).
  */
 export const withConnectionRetry = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
@@ -138,14 +155,16 @@ export const withConnectionRetry = <A, E, R>(
       Effect.locally(CurrentLedger, Option.some(ledger)),
       Effect.locally(Statement.currentTransformer, Option.some(noteAutocommitWrites)),
       Effect.sandbox,
-      Effect.mapError((cause): Failed<E> => ({ cause, lost: causeIsRetryable(cause), mayHaveLanded: ledger.mayHaveLanded }))
+      Effect.mapError(
+        (cause): Failed<E> => ({ cause, lost: causeIsRetryable(cause), busy: causeHas(cause, isPoolBusy), mayHaveLanded: ledger.mayHaveLanded })
+      )
     )
   })
   const retried = options.retry ? Effect.retry(attempt, { schedule: RETRIES, while: (f) => f.lost && !f.mayHaveLanded }) : attempt
   return retried.pipe(
     Effect.catchAll((f): Effect.Effect<never, E | DatabaseUnavailable> =>
-      f.lost && !Cause.isInterruptedOnly(f.cause)
-        ? Effect.fail(new DatabaseUnavailable({ mayHaveLanded: f.mayHaveLanded }))
+      (f.lost || f.busy) && !Cause.isInterruptedOnly(f.cause)
+        ? Effect.fail(new DatabaseUnavailable(f.lost ? { mayHaveLanded: f.mayHaveLanded } : { mayHaveLanded: f.mayHaveLanded, busy: true }))
         : Effect.failCause(f.cause)
     )
   )

@@ -42,14 +42,17 @@ const errorResponse = (tag: ErrorTag, message: string, headers: Record<string, s
 /** Seconds a client is told to wait after the database connection was lost (the pool reconnects in milliseconds). */
 const DATABASE_RETRY_AFTER_SECONDS = 1
 
-const databaseUnavailable = (error: DatabaseUnavailable) =>
-  errorResponse(
+const databaseUnavailable = (error: DatabaseUnavailable) => {
+  // a pool that is busy is not a lost connection: the client is told which, and what it means for its change
+  const what = error.busy === true ? "the database is busy (every connection stayed in use)" : "the database connection was lost"
+  return errorResponse(
     "ServiceUnavailable",
     error.mayHaveLanded
-      ? "the database connection was lost while the change was being saved: it may or may not have been applied; check before sending it again"
-      : "the database connection was lost; nothing was changed: retry",
+      ? `${what} while the change was being saved: it may or may not have been applied; check before sending it again`
+      : `${what}; nothing was changed: retry`,
     { "retry-after": String(DATABASE_RETRY_AFTER_SECONDS) }
   )
+}
 
 /** A request that failed on a full disk (53100, ENOSPC): the disk's to fix, not the client's request. */
 const diskFull = errorResponse(

@@ -210,7 +210,12 @@ const exclusive = <A, E, R>(s: Supervision, labId: LabId, change: Effect.Effect<
             (e) =>
               Effect.fail(
                 new ServiceUnavailable({
-                  message: e instanceof LockBusy ? "another replica is syncing the lab; retry in a few seconds" : "the database is unavailable; retry"
+                  message:
+                    e instanceof LockBusy
+                      ? "another replica is syncing the lab; nothing was changed: retry in a few seconds"
+                      : e.busy
+                        ? "the database is busy (every connection stayed in use); nothing was changed: retry"
+                        : "the database is unavailable; nothing was changed: retry"
                 })
               )
           )

@@ -3,7 +3,7 @@ import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationErro
 import { problemWith } from "../http/InputCheck.js"
 import { reportWindow } from "../http/RequestContext.js"
 import { systemLab } from "../labs/LabId.js"
-import { MINUTE_MILLIS, RateLimits } from "../ratelimit/RateLimits.js"
+import { MINUTE_MILLIS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
 import type { WebhookAnswer } from "./RepoLink.js"
 import { type WebhookLink, WebhookLinks } from "./WebhookLinks.js"
 import { SyncSupervisor } from "./SyncSupervisor.js"
@@ -13,6 +13,7 @@ import {
   eventOf,
   type GitHost,
   isGitHost,
+  isSigned,
   pushedBranchesOf,
   repositoryIn,
   type RepositoryIdentity,
@@ -21,6 +22,8 @@ import {
 } from "./Webhooks.js"
 
 const notJson = () => new ValidationError({ message: "the webhook body is not a JSON payload" })
+
+type Headers = Readonly<Record<string, string | undefined>>
 
 /** Delivery ids remembered per generation: between this many and twice as many of the newest are recognised. */
 const DELIVERIES_REMEMBERED = 50_000
@@ -46,16 +49,18 @@ const recentDeliveries = (perGeneration: number) => {
 }
 
 /**
- * Failures are counted per client address while a delivery names no repository (a body over the limit, not
- * JSON, no repository in it: a git host never sends those), and per address and repository once it does (no
- * lab, no secret, a wrong signature). Git hosts deliver every repository's hooks from a few shared addresses:
- * a tenant whose own hook keeps failing must not get those addresses throttled for every other lab.
+ * Failed deliveries are counted per client address, in two counts. What no git host sends (a body over the limit, not
+ * JSON, no repository in it) is refused before the body is read once over the limit. A delivery naming a repository
+ * that is refused (no lab, no secret, a wrong signature: one answer for all three) counts against the address whatever
+ * the repository, so guessing across repositories is throttled; over the limit, only a delivery a known secret signed
+ * is still served. Git hosts deliver every repository's hooks from a few shared addresses: a tenant whose own hook
+ * keeps failing gets those addresses throttled only for deliveries that fail anyway.
  */
-const failuresOf = (address: string, repository?: string) =>
-  repository === undefined ? `webhook-failures:${address}` : `webhook-failures:${address}:${repository}`
+const garbageFrom = (address: string) => `webhook-failures:${address}`
+const refusedFrom = (address: string) => `webhook-refused:${address}`
 
 /** What a delivery is about, read without parsing it: its host, its JSON text, the repository it names. */
-const identify = (hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
+const identify = (hostSegment: string, headers: Headers, body: Uint8Array) =>
   Effect.gen(function* () {
     if (!isGitHost(hostSegment)) {
       return yield* new NotFound({ message: `unknown git host ${hostSegment}: use github, gitlab, gitea, forgejo or bitbucket` })
@@ -69,28 +74,28 @@ const identify = (hostSegment: string, headers: Readonly<Record<string, string |
     if (hostile !== undefined) return yield* new ValidationError({ message: `repository: ${hostile}` })
     const named = identity.fullNames[0] ?? identity.urls[0]
     if (named === undefined) return yield* new NotFound({ message: "the payload names no repository" })
-    return { host, document, identity, repository: named.toLowerCase() }
+    return { host, document, identity }
   })
 
-/** The links whose secret signed the delivery; refused as a git host would need to hear it. */
+/**
+ * The refusal of a delivery no secret of the repository's labs signed. It depends on the delivery alone, never on
+ * whether a lab is linked to the repository or has a secret: an unsigned delivery is 412 (its hook has no secret), a
+ * signed one 401.
+ */
+const refusal = (host: GitHost, headers: Headers) =>
+  isSigned(host, headers)
+    ? new Unauthorized({ message: "the webhook signature does not match a webhook secret of this repository's lab" })
+    : new PreconditionFailed({
+        message: "the delivery is not signed: give the webhook the lab's secret (create one with POST /api/v1/sync/secret)"
+      })
+
+/** The links whose secret signed the delivery; none is a refusal (see `refusal`). */
 const signedBy =
-  (host: GitHost, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array, identity: RepositoryIdentity) =>
-  (links: ReadonlyArray<WebhookLink>) =>
-    Effect.gen(function* () {
-      if (links.length === 0) {
-        return yield* new NotFound({
-          message: `no lab is linked to ${identity.fullNames[0] ?? identity.urls[0] ?? "this repository"}`
-        })
-      }
-      if (!links.some((l) => l.hasSecret)) {
-        return yield* new PreconditionFailed({
-          message: "the lab has no webhook secret yet: create one with POST /api/v1/sync/secret"
-        })
-      }
-      const verified = links.filter((l) => Option.isSome(l.secret) && verifySignature(host, headers, body, l.secret.value))
-      if (verified.length === 0) return yield* new Unauthorized({ message: "the webhook signature does not match the secret" })
-      return verified
-    })
+  (host: GitHost, headers: Headers, body: Uint8Array) =>
+  (links: ReadonlyArray<WebhookLink>) => {
+    const verified = links.filter((l) => Option.isSome(l.secret) && verifySignature(host, headers, body, l.secret.value))
+    return verified.length === 0 ? Effect.fail(refusal(host, headers)) : Effect.succeed(verified)
+  }
 
 /**
  * POST /api/webhooks/<git_host>: find the labs the delivery names (a lexical
@@ -109,51 +114,64 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
     const rateLimits = yield* RateLimits
     const failureLimit = yield* WebhookFailureLimit
 
-    /** 429 for an address (or an address and repository) that failed too often this minute. */
-    const admit = (address: string, repository?: string) =>
-      Effect.flatMap(rateLimits.count(failuresOf(address, repository), failureLimit, MINUTE_MILLIS, 0), (window) =>
-        window.remaining > 0
-          ? Effect.void
-          : Effect.flatMap(Clock.currentTimeMillis, (now) => {
-              const retryAfter = Math.max(1, Math.ceil(window.reset - now / 1000))
-              const what = repository === undefined ? "from this address" : `for ${repository} from this address`
-              const message = `${failureLimit} failed webhook deliveries ${what} this minute; retry in ${retryAfter} s`
-              return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new RateLimited({ message })))
-            })
+    /** The window of `key` when it is over the limit this minute. */
+    const overLimit = (key: string) =>
+      Effect.map(rateLimits.count(key, failureLimit, MINUTE_MILLIS, 0), (window) =>
+        window.remaining > 0 ? Option.none<RateDecision>() : Option.some(window)
       )
 
-    /** Count a failed delivery. */
-    const failed = (address: string, repository?: string) =>
-      Effect.asVoid(rateLimits.count(failuresOf(address, repository), failureLimit, MINUTE_MILLIS))
+    const tooMany = (window: RateDecision): Effect.Effect<never, RateLimited> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const retryAfter = Math.max(1, Math.ceil(window.reset - now / 1000))
+        const message = `${failureLimit} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
+        return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new RateLimited({ message })))
+      })
+
+    /** 429 for an address that sent too much of what no git host sends this minute (checked before the body is read). */
+    const admit = (address: string) =>
+      Effect.flatMap(overLimit(garbageFrom(address)), Option.match({ onNone: () => Effect.void, onSome: tooMany }))
+
+    /** Count a delivery no git host sends. */
+    const failed = (address: string) => Effect.asVoid(rateLimits.count(garbageFrom(address), failureLimit, MINUTE_MILLIS))
 
     /**
-     * Receive a delivery from `address`. A failure before it names a repository counts against the address; after,
-     * against the address and that repository (see failuresOf).
+     * The labs whose secret signed the delivery. Under the address's limit, what memory would refuse is checked
+     * against the database before it is refused, and a refusal is counted; over it, a delivery no secret in memory
+     * signed is 429.
      */
-    const receive = (address: string, hostSegment: string, headers: Readonly<Record<string, string | undefined>>, body: Uint8Array) =>
-      Effect.gen(function* () {
-        const delivery = yield* Effect.tapError(identify(hostSegment, headers, body), () => failed(address))
-        yield* admit(address, delivery.repository)
-        return yield* Effect.tapError(
-          forRepository(delivery.host, headers, body, delivery.document, delivery.identity),
-          () => failed(address, delivery.repository)
+    const verified = (
+      address: string,
+      host: GitHost,
+      headers: Headers,
+      body: Uint8Array,
+      identity: RepositoryIdentity
+    ) =>
+      Effect.flatMap(overLimit(refusedFrom(address)), (over): Effect.Effect<ReadonlyArray<WebhookLink>, Unauthorized | PreconditionFailed | RateLimited> => {
+        const signed = signedBy(host, headers, body)
+        const fromMemory = Effect.flatMap(links.find(identity), signed)
+        if (Option.isSome(over)) return Effect.catchAll(fromMemory, () => tooMany(over.value))
+        return Effect.tapError(Effect.orElse(fromMemory, () => Effect.flatMap(links.findFresh(identity), signed)), () =>
+          rateLimits.count(refusedFrom(address), failureLimit, MINUTE_MILLIS)
         )
       })
 
-    /** The rest of a delivery that names a repository: its labs, their secrets, the signature, then the payload. */
-    const forRepository = (
+    /** Receive a delivery from `address`: a failure before it names a repository counts as garbage (see garbageFrom). */
+    const receive = (address: string, hostSegment: string, headers: Headers, body: Uint8Array) =>
+      Effect.gen(function* () {
+        const delivery = yield* Effect.tapError(identify(hostSegment, headers, body), () => failed(address))
+        const labs = yield* verified(address, delivery.host, headers, body, delivery.identity)
+        return yield* forLabs(delivery.host, headers, body, delivery.document, labs)
+      })
+
+    /** The rest of a delivery the labs' secrets signed: parse it, deduplicate, enqueue. */
+    const forLabs = (
       host: GitHost,
-      headers: Readonly<Record<string, string | undefined>>,
+      headers: Headers,
       body: Uint8Array,
       document: string,
-      identity: RepositoryIdentity
+      verified: ReadonlyArray<WebhookLink>
     ) =>
       Effect.gen(function* () {
-        // from memory; what memory would refuse is checked against the database before it is
-        const verified = yield* Effect.orElse(Effect.flatMap(links.find(identity), signedBy(host, headers, body, identity)), () =>
-          Effect.flatMap(links.findFresh(identity), signedBy(host, headers, body, identity))
-        )
-
         // signed by a lab's secret: now the payload may be parsed
         const payload = yield* Effect.try({ try: (): unknown => JSON.parse(document), catch: notJson })
         const event = eventOf(host, headers)

@@ -15,8 +15,8 @@ export type GitHost = (typeof GIT_HOSTS)[number]
 export const isGitHost = (s: string): s is GitHost => GIT_HOSTS.some((h) => h === s)
 
 /**
- * Failed deliveries one client address may make in a calendar minute; past
- * them, 429 before the body is read (WEBHOOK_FAILURES_PER_MINUTE).
+ * Failed deliveries one client address may make in a calendar minute, whatever repositories they name
+ * (WEBHOOK_FAILURES_PER_MINUTE); past them, 429 (see WebhookReceiver.ts).
  */
 export class WebhookFailureLimit extends Context.Tag("WebhookFailureLimit")<WebhookFailureLimit, number>() {}
 
@@ -51,6 +51,23 @@ export const verifySignature = (host: GitHost, headers: Headers, rawBody: RawBod
         secret,
         rawBody
       )
+  }
+}
+
+/** Does the delivery carry a signature (or GitLab's token) at all, in a header its host uses? */
+export const isSigned = (host: GitHost, headers: Headers): boolean => {
+  const present = (...names: ReadonlyArray<string>) => names.some((name) => headers[name] !== undefined)
+  switch (host) {
+    case "gitlab":
+      return present("x-gitlab-token")
+    case "github":
+      return present("x-hub-signature-256")
+    case "bitbucket":
+      return present("x-hub-signature")
+    case "gitea":
+      return present("x-gitea-signature", "x-hub-signature-256")
+    case "forgejo":
+      return present("x-forgejo-signature", "x-gitea-signature", "x-hub-signature-256")
   }
 }
 

@@ -10,7 +10,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Exit, Ref, TestServices } from "effect"
 import * as Database from "../../layers/Database.js"
-import { DatabaseUnavailable, isConnectionLoss, isTransientConflict, notCounted, withConnectionRetry } from "../../src/db/ConnectionLoss.js"
+import { DatabaseUnavailable, isConnectionLoss, isPoolBusy, isTransientConflict, notCounted, withConnectionRetry } from "../../src/db/ConnectionLoss.js"
 
 /** What pg reports for a backend ended by pg_terminate_backend while a statement ran. */
 const terminated = () =>
@@ -18,6 +18,9 @@ const terminated = () =>
     message: "Failed to execute statement",
     cause: Object.assign(new Error("terminating connection due to administrator command"), { code: "57P01" })
   })
+
+/** What @effect/sql-pg reports when every connection of pg's pool stayed in use for its connection timeout. */
+const poolBusy = () => new SqlError({ message: "Failed to acquire connection", cause: new Error("timeout exceeded when trying to connect") })
 
 /** What pg reports for a statement PostgreSQL chose to end a deadlock with (its transaction rolled back). */
 const deadlocked = () =>
@@ -36,6 +39,13 @@ describe("what a lost connection is", () => {
     expect(isTransientConflict(new SqlError({ message: "x", cause: Object.assign(new Error("could not serialize"), { code: "40001" }) }))).toBe(true)
     expect(isTransientConflict(terminated())).toBe(false)
     expect(isConnectionLoss(deadlocked())).toBe(false)
+  })
+  it("is not a pool that is only busy (every connection in use), which is told apart; a new connection timing out is a loss", () => {
+    expect(isPoolBusy(poolBusy())).toBe(true)
+    expect(isConnectionLoss(poolBusy())).toBe(false)
+    const connectTimeout = new SqlError({ message: "Failed to acquire connection", cause: new Error("Connection terminated due to connection timeout") })
+    expect(isPoolBusy(connectTimeout)).toBe(false)
+    expect(isConnectionLoss(connectTimeout)).toBe(true)
   })
   it("is not a statement the database refused", () => {
     expect(isConnectionLoss(new SqlError({ message: "x", cause: Object.assign(new Error("dup"), { code: "23505" }) }))).toBe(false)
@@ -131,6 +141,14 @@ layer(Database.layer({ kind: "pglite", dataDir: undefined }))("a request that lo
       const { exit, runs } = yield* run(100, (lose) => Effect.zipRight(lose, rows("nobody")))
       expect(exit).toEqual(Exit.fail(new DatabaseUnavailable({ mayHaveLanded: false })))
       expect(runs).toBe(5)
+    })
+  )
+
+  it.effect("does not run again a request that waited for a busy pool: 503 that says the database is busy and nothing was changed", () =>
+    Effect.gen(function* () {
+      const { exit, runs } = yield* run(100, (lose) => Effect.zipRight(lose, rows("nobody")), poolBusy)
+      expect(exit).toEqual(Exit.fail(new DatabaseUnavailable({ mayHaveLanded: false, busy: true })))
+      expect(runs).toBe(1)
     })
   )
 

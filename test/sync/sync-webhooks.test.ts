@@ -1,6 +1,7 @@
 /**
  * The webhook receiver against a real git server: each host's format and
- * signature, 412 before a secret exists, 401 for a wrong signature, pings,
+ * signature, 412 for an unsigned delivery, 401 for a wrong signature (whatever the
+ * lab's secret: the answer says nothing of the link), pings,
  * duplicate deliveries, pushes to other branches, and the secret route.
  */
 import { createHmac } from "node:crypto"
@@ -26,16 +27,18 @@ const linkedLab = (slug: string, fullName: string) =>
 const hmac = (secret: string, body: string) => createHmac("sha256", secret).update(body).digest("hex")
 
 describe("webhooks against a real git server", { timeout: 90_000 }, () => {
-  it("needs a secret first (412), then checks signatures (401), answers pings and pulls a push", async () => {
+  it("refuses unsigned deliveries (412) and wrong signatures (401) alike before and after the secret, answers pings and pulls a push", async () => {
     const { url, wc, labId, c0 } = await linkedLab("hooks", "acme/hooks")
     expect((await user.status(labId)).hasWebhookSecret).toBe(false)
     await put(wc.dir, "notes/one.md", "one\n")
     const c1 = await wc.commitAndPush("one")
     const push = { url, fullName: "acme/hooks", branch: "main", before: c0, after: c1 }
 
-    // no secret yet: 412 in the error envelope, whatever the signature
-    await expectError(await deliver(server, "github", pushDelivery("github", push, "not-the-secret")), 412, "precondition_failed")
-    await expectError(await deliver(server, "gitlab", pushDelivery("gitlab", push, "not-the-secret")), 412, "precondition_failed")
+    // no secret yet: refused as any delivery the secret did not sign (412 unsigned, 401 signed)
+    const unsigned = { body: pushDelivery("github", push, "x").body, headers: { "x-github-event": "push", "x-github-delivery": "no-signature" } }
+    await expectError(await deliver(server, "github", unsigned), 412, "precondition_failed")
+    await expectError(await deliver(server, "github", pushDelivery("github", push, "not-the-secret")), 401, "unauthorized")
+    await expectError(await deliver(server, "gitlab", pushDelivery("gitlab", push, "not-the-secret")), 401, "unauthorized")
 
     const created = await user.secret(labId)
     expect(created.existed).toBe(false)
@@ -47,14 +50,10 @@ describe("webhooks against a real git server", { timeout: 90_000 }, () => {
     expect(again).toEqual({ existed: true, webhookUrl: created.webhookUrl })
     expect((await user.status(labId)).hasWebhookSecret).toBe(true)
 
-    // a wrong signature, a missing one, a signature of another body: 401
+    // a wrong signature, a signature of another body: 401; a missing one: 412, as before the secret
     await expectError(await deliver(server, "github", pushDelivery("github", push, "0".repeat(64))), 401, "unauthorized")
     const signed = pushDelivery("github", push, secret)
-    await expectError(
-      await deliver(server, "github", { body: signed.body, headers: { "x-github-event": "push", "x-github-delivery": "no-signature" } }),
-      401,
-      "unauthorized"
-    )
+    await expectError(await deliver(server, "github", unsigned), 412, "precondition_failed")
     await expectError(
       await deliver(server, "github", { body: signed.body.replace("acme/hooks", "acme/hooks "), headers: signed.headers }),
       401,

@@ -1,8 +1,9 @@
 /**
  * The webhook receiver under hostile deliveries: its own body limit (1 MiB,
  * declared or streamed), the signature checked over the raw bytes before the
- * payload is parsed, failed deliveries throttled per address before their body
- * is read, and a burst of 60 unsigned 3 MB bodies that neither costs much
+ * payload is parsed, failed deliveries throttled per address (what no git host
+ * sends before its body is read; refusals whatever repository they name), one
+ * answer whatever the repository's link, and a burst of 60 unsigned 3 MB bodies that neither costs much
  * memory nor slows GET /api/v1/status.
  */
 import { Schema } from "effect"
@@ -128,6 +129,10 @@ const codeOf = (answer: Answer) => {
 
 const pingHeaders = (body: Buffer, signature = sign(body)) => ({ "x-github-event": "ping", "x-hub-signature-256": signature })
 
+/** A push naming `fullName` on the linked repositories' host, as a guess of a repository would. */
+const guessing = (fullName: string) =>
+  Buffer.from(`{"ref":"refs/heads/main","repository":{"full_name":"${fullName}","clone_url":"https://git.example.org/${fullName}.git"}}`)
+
 const percentile = (values: ReadonlyArray<number>, p: number) => {
   const sorted = [...values].sort((a, b) => a - b)
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0
@@ -190,7 +195,7 @@ describe("failed deliveries", () => {
     expect((await deliver("127.0.0.5", body, pingHeaders(body))).status).toBe(200)
   })
 
-  it("for a repository (a wrong signature, say): counted per address and repository, so a git host's shared address keeps serving other labs", async () => {
+  it("naming repositories: counted per address whatever the repository, so guesses hit 429; a delivery a lab's secret signed still goes through", async () => {
     await roomInWindow(20_000)
     const other = await operatorOf(server).createLab("hooks-other")
     const otherRepo = "https://git.example.org/acme/other.git"
@@ -201,17 +206,54 @@ describe("failed deliveries", () => {
     const created = await server.request("POST", "/api/v1/sync/secret", { token: server.adminKey, json: { labId: other.id } })
     const otherSecret = Schema.decodeUnknownSync(WebhookSecretResult)(await created.json()).secret ?? ""
 
-    // a tenant's hook with a wrong secret, delivered from the git host's address
-    const body = ping()
-    for (let i = 0; i < 10; i++) expect((await deliver("127.0.0.6", body, pingHeaders(body, `sha256=${"1".repeat(64)}`))).status).toBe(401)
-    const throttled = await deliver("127.0.0.6", body, pingHeaders(body))
-    expect(throttled.status).toBe(429)
-    expect(codeOf(throttled).message).toMatch(/for acme\/hooks from this address/)
-    // another lab's delivery from the same address goes through
+    // guesses, each naming another repository, from one address: the limit, then 429 whatever they name
+    const wrong = `sha256=${"1".repeat(64)}`
+    const names = [...Array.from({ length: 12 }, (_, i) => `acme/guess-${i}`), "acme/hooks", "acme/other"]
+    const answers: Array<Answer> = []
+    for (const name of names) answers.push(await deliver("127.0.0.6", guessing(name), pingHeaders(guessing(name), wrong)))
+    expect(answers.map((a) => a.status)).toEqual(names.map((_, i) => (i < DEFAULT_WEBHOOK_FAILURES_PER_MINUTE ? 401 : 429)))
+    for (const throttled of answers.slice(DEFAULT_WEBHOOK_FAILURES_PER_MINUTE)) {
+      expect(codeOf(throttled)).toMatchObject({ code: "rate_limited", message: expect.stringMatching(/failed webhook deliveries from this address/) })
+      expect(Number(throttled.headers["retry-after"])).toBeGreaterThan(0)
+    }
+    // a git host's shared address: another lab's hook, signed with its secret, goes through, and so does this one's
     const otherPing = Buffer.from(`{"zen":"z","hook_id":2,"repository":{"full_name":"acme/other","clone_url":"${otherRepo}"}}`)
     const signature = `sha256=${createHmac("sha256", otherSecret).update(otherPing).digest("hex")}`
     const pong = await deliver("127.0.0.6", otherPing, { "x-github-event": "ping", "x-hub-signature-256": signature })
     expect(pong.status, pong.body).toBe(200)
+    const body = ping()
+    expect((await deliver("127.0.0.6", body, pingHeaders(body))).status).toBe(200)
+    // another address is not concerned
+    const guess = guessing("acme/guess-elsewhere")
+    expect((await deliver("127.0.0.7", guess, pingHeaders(guess, wrong))).status).toBe(401)
+  })
+})
+
+describe("a refused delivery says nothing of the repository's link", () => {
+  it("an unknown repository, a lab without a secret and a wrong signature answer alike (unsigned: 412; signed: 401)", async () => {
+    await roomInWindow(20_000)
+    const bare = await operatorOf(server).createLab("hooks-bare")
+    const bareRepo = "https://git.example.org/acme/bare.git"
+    await server.sql((sql) =>
+      sql`INSERT INTO lab_repos (lab_id, repo, repo_key, default_branch, auto_push, created_at, updated_at)
+          VALUES (${bare.id}, ${bareRepo}, 'git.example.org/acme/bare', 'main', false, now(), now())`
+    )
+    const states = { unknown: "acme/nobody-here", "linked, no secret": "acme/bare", "linked, with a secret": "acme/hooks" }
+    const kinds = {
+      unsigned: (_: Buffer) => ({ "x-github-event": "push" }),
+      "wrongly signed": (body: Buffer) => ({ "x-github-event": "push", "x-hub-signature-256": `sha256=${createHmac("sha256", "guess").update(body).digest("hex")}` })
+    }
+    for (const [kind, headersOf] of Object.entries(kinds)) {
+      const answers = []
+      for (const [state, name] of Object.entries(states)) {
+        const body = guessing(name)
+        const answer = await deliver(`127.0.0.${Object.keys(kinds).indexOf(kind) + 8}`, body, headersOf(body))
+        answers.push({ state, status: answer.status, body: JSON.parse(answer.body) as unknown })
+      }
+      const first = answers[0]
+      for (const answer of answers) expect({ ...answer, state: first?.state }, `${kind}: ${answer.state}`).toEqual(first)
+      expect(first?.status).toBe(kind === "unsigned" ? 412 : 401)
+    }
   })
 })
 

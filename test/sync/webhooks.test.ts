@@ -7,6 +7,7 @@ import {
   type GitHost,
   hostOfRepo,
   isGitHost,
+  isSigned,
   pushedBranchesOf,
   repositoryIn,
   verifySignature
@@ -122,6 +123,18 @@ describe("verifySignature", () => {
 
   it("never verifies anything with an empty header set, on any host", () => {
     for (const host of GIT_HOSTS) expect(verifySignature(host, {}, body, secret), host).toBe(false)
+  })
+})
+
+describe("isSigned", () => {
+  it("sees a signature (or GitLab's token) in a header of the delivery's host only", () => {
+    expect(isSigned("github", { "x-hub-signature-256": "sha256=0" })).toBe(true)
+    expect(isSigned("github", { "x-hub-signature": "sha1=0", "x-gitlab-token": "t" })).toBe(false)
+    expect(isSigned("gitlab", { "x-gitlab-token": "t" })).toBe(true)
+    expect(isSigned("gitea", { "x-hub-signature-256": "sha256=0" })).toBe(true)
+    expect(isSigned("forgejo", { "x-gitea-signature": "0" })).toBe(true)
+    expect(isSigned("bitbucket", { "x-hub-signature": "sha256=0" })).toBe(true)
+    for (const host of GIT_HOSTS) expect(isSigned(host, {})).toBe(false)
   })
 })
 
