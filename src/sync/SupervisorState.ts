@@ -3,6 +3,7 @@ import { ServiceUnavailable } from "../http/Errors.js"
 import type { LabId } from "../labs/LabId.js"
 import type { GitError } from "./Git.js"
 import type { LabLocks } from "./LabLocks.js"
+import { makePacing, type PushPacing } from "./PushPacing.js"
 import type { SyncResult } from "./RepoLink.js"
 import type { SyncEngine } from "./SyncEngine.js"
 import type { SyncRepo } from "./SyncRepo.js"
@@ -36,6 +37,8 @@ export interface Lab {
   hasWorker: boolean
   /** Link changes holding or waiting for `lock`. */
   holders: number
+  /** When the lab's next push may start (a busy lab's writes are pushed together). */
+  readonly pacing: PushPacing
 }
 
 export const nothing: Wanted = { pull: false, push: false, waiters: [] }
@@ -65,7 +68,8 @@ export const labOf = (s: Supervision, labId: LabId): Lab => {
     urgent: Effect.unsafeMakeLatch(false),
     lock: Effect.unsafeMakeSemaphore(1),
     hasWorker: false,
-    holders: 0
+    holders: 0,
+    pacing: makePacing()
   }
   s.labs.set(labId, lab)
   return lab

@@ -136,6 +136,11 @@ export const push = (deps: EngineDeps, labId: LabId, stopping: Effect.Effect<boo
       if (Option.isSome(round.head) && link.lastSyncSha !== round.head.value.commit) {
         yield* apply(deps, labId, link, round.head.value, Option.none(), false)
       }
-      total += (yield* pushChunk(deps, labId, round, () => ++rejections)) ?? 0
+      const pushed = yield* pushChunk(deps, labId, round, () => ++rejections)
+      if (pushed === undefined) continue
+      total += pushed
+      // every write pending when the round began has landed: those made since wait for the lab's next push turn
+      // (PushPacing.ts), or a busy lab would push each write as it comes and keep its branch moving
+      if (pushed === entries.length && entries.length < CHUNK_WRITES) return total
     }
   }).pipe(Effect.tapError((e) => deps.links.noteAttempt(labId, e.message)))

@@ -7,6 +7,7 @@ import { type LabId, systemLab } from "../labs/LabId.js"
 import { SyncEngine } from "./SyncEngine.js"
 import { SyncRepo } from "./SyncRepo.js"
 import { sweep } from "./SyncSweep.js"
+import { delayBeforePush, spendPush } from "./PushPacing.js"
 import {
   answerAll,
   forgetIfUnused,
@@ -51,7 +52,7 @@ const CONCURRENT_JOBS = 2
 const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.Effect<"done" | "busy", GitError> =>
   Effect.gen(function* () {
     if (s.stopping) return
-    yield* s.engine.push(labId, s.isStopping)
+    if ((yield* s.engine.push(labId, s.isStopping)) > 0) spendPush(lab.pacing)
     if (s.stopping) return yield* answerAll(wanted.waiters, Exit.fail(stopped()))
     const full = wanted.waiters.filter((w) => Option.isNone(w.subPath))
     if (wanted.pull || full.length > 0) {
@@ -112,10 +113,18 @@ const failed = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted, cause: C
     return true
   })
 
+/** A busy lab's next push waits for its turn (PushPacing.ts), holding nothing; a forced sync or the stop cuts it short. */
+const pushTurn = (s: Supervision, lab: Lab) =>
+  Effect.suspend(() => {
+    const wait = !s.stopping && lab.wanted.push && lab.wanted.waiters.length === 0 ? delayBeforePush(lab.pacing) : 0
+    return wait === 0 ? Effect.void : Effect.raceFirst(Effect.sleep(Duration.millis(wait)), lab.urgent.await)
+  })
+
 const work = (s: Supervision, labId: LabId, lab: Lab) =>
   Effect.gen(function* () {
     const retry = yield* Schedule.driver(retrySchedule)
     for (;;) {
+      yield* pushTurn(s, lab)
       const wanted = yield* take(s, labId, lab)
       if (Option.isNone(wanted)) return
       const exit = yield* Effect.exit(Effect.withScheduler(runJob(s, labId, lab, wanted.value), yieldingToRequests))
