@@ -3,7 +3,7 @@ import { ServiceUnavailable } from "../http/Errors.js"
 import type { LabId } from "../labs/LabId.js"
 import type { GitError } from "./Git.js"
 import type { LabLocks } from "./LabLocks.js"
-import { makePacing, type PushPacing } from "./PushPacing.js"
+import type { PushTurns } from "./PushPacing.js"
 import type { SyncResult } from "./RepoLink.js"
 import type { SyncEngine } from "./SyncEngine.js"
 import type { SyncRepo } from "./SyncRepo.js"
@@ -37,8 +37,6 @@ export interface Lab {
   hasWorker: boolean
   /** Link changes holding or waiting for `lock`. */
   holders: number
-  /** When the lab's next push may start (a busy lab's writes are pushed together). */
-  readonly pacing: PushPacing
 }
 
 export const nothing: Wanted = { pull: false, push: false, waiters: [] }
@@ -53,6 +51,8 @@ export interface Supervision {
   readonly locks: LabLocks["Type"]
   readonly repo: SyncRepo
   readonly jobs: Effect.Semaphore
+  /** When each busy lab may push next (its writes are pushed together). */
+  readonly pushTurns: PushTurns
   readonly labs: Map<LabId, Lab>
   stopping: boolean
   readonly isStopping: Effect.Effect<boolean>
@@ -68,8 +68,7 @@ export const labOf = (s: Supervision, labId: LabId): Lab => {
     urgent: Effect.unsafeMakeLatch(false),
     lock: Effect.unsafeMakeSemaphore(1),
     hasWorker: false,
-    holders: 0,
-    pacing: makePacing()
+    holders: 0
   }
   s.labs.set(labId, lab)
   return lab

@@ -7,7 +7,7 @@ import { type LabId, systemLab } from "../labs/LabId.js"
 import { SyncEngine } from "./SyncEngine.js"
 import { SyncRepo } from "./SyncRepo.js"
 import { sweep } from "./SyncSweep.js"
-import { delayBeforePush, spendPush } from "./PushPacing.js"
+import { PushTurns } from "./PushPacing.js"
 import {
   answerAll,
   forgetIfUnused,
@@ -52,7 +52,7 @@ const CONCURRENT_JOBS = 2
 const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.Effect<"done" | "busy", GitError> =>
   Effect.gen(function* () {
     if (s.stopping) return
-    if ((yield* s.engine.push(labId, s.isStopping)) > 0) spendPush(lab.pacing)
+    if ((yield* s.engine.push(labId, s.isStopping)) > 0) s.pushTurns.spend(labId)
     if (s.stopping) return yield* answerAll(wanted.waiters, Exit.fail(stopped()))
     const full = wanted.waiters.filter((w) => Option.isNone(w.subPath))
     if (wanted.pull || full.length > 0) {
@@ -114,9 +114,9 @@ const failed = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted, cause: C
   })
 
 /** A busy lab's next push waits for its turn (PushPacing.ts), holding nothing; a forced sync or the stop cuts it short. */
-const pushTurn = (s: Supervision, lab: Lab) =>
+const pushTurn = (s: Supervision, labId: LabId, lab: Lab) =>
   Effect.suspend(() => {
-    const wait = !s.stopping && lab.wanted.push && lab.wanted.waiters.length === 0 ? delayBeforePush(lab.pacing) : 0
+    const wait = !s.stopping && lab.wanted.push && lab.wanted.waiters.length === 0 ? s.pushTurns.delay(labId) : 0
     return wait === 0 ? Effect.void : Effect.raceFirst(Effect.sleep(Duration.millis(wait)), lab.urgent.await)
   })
 
@@ -124,7 +124,7 @@ const work = (s: Supervision, labId: LabId, lab: Lab) =>
   Effect.gen(function* () {
     const retry = yield* Schedule.driver(retrySchedule)
     for (;;) {
-      yield* pushTurn(s, lab)
+      yield* pushTurn(s, labId, lab)
       const wanted = yield* take(s, labId, lab)
       if (Option.isNone(wanted)) return
       const exit = yield* Effect.exit(Effect.withScheduler(runJob(s, labId, lab, wanted.value), yieldingToRequests))
@@ -252,6 +252,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
       locks: yield* LabLocks,
       repo,
       jobs: yield* Effect.makeSemaphore(CONCURRENT_JOBS),
+      pushTurns: new PushTurns(),
       labs: new Map(),
       stopping: false,
       isStopping: Effect.sync(() => s.stopping),
