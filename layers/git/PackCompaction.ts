@@ -1,18 +1,17 @@
 import { readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { bufferAccess } from "./RandomAccess.js"
-import { inflateEntry } from "./Inflate.js"
 import { buildIdx, idxCount, idxEntries } from "./PackIdx.js"
 import { OFS_DELTA, PackError, readEntryHeader, REF_DELTA, TYPES } from "./PackFormat.js"
-import { type PackObject, writePack } from "./PackWriter.js"
+import { type CopiedObject, writePack } from "./PackWriter.js"
 
 /**
  * Keeps a lab's store to a few packs. Every fetch and every push adds one, so a lab written to all day would gather
  * thousands, and each object lookup searches every pack's index. Packs are merged geometrically, as
  * `git repack --geometric=2` does (`geometricChoice`), so a store holds about log2(its size) packs and each byte is
- * rewritten about log2(its size) times in all. Deltas are copied as they are (an
- * object is never rebuilt), a delta whose base is in another pack stays a delta on that base. Only packs together
- * under MAX_MERGE_BYTES are merged, so memory stays bounded; a large first clone's pack is left as it is.
+ * rewritten about log2(its size) times in all. Entries are copied as they are stored, still deflated (an object is
+ * never rebuilt, nothing is inflated: thousands of zlib calls per merge held hundreds of MiB until collected); a
+ * delta whose base is in another pack stays a delta on that base. Only packs together under MAX_MERGE_BYTES are
+ * merged, so memory stays bounded; a large first clone's pack is left as it is.
  */
 
 /** Merge only when this many packs (or more) are on disk. */
@@ -66,37 +65,41 @@ export const geometricChoice = (sizes: ReadonlyArray<number>): number => {
   return count
 }
 
-/** The objects of one pack file as they are stored: whole, or a delta on a base named by id. */
-const objectsOfPack = async (base: string): Promise<Array<PackObject>> => {
+/**
+ * The entries of one pack file as they are stored (whole, or a delta on a base named by id), their data still
+ * deflated: an entry's data runs to the next entry (the last one's, to the trailer), so nothing is inflated.
+ */
+const objectsOfPack = async (base: string): Promise<Array<CopiedObject>> => {
   const idx = await readFile(`${base}.idx`)
   const count = idxCount(idx)
   if (count === undefined) throw new PackError(`${base}.idx is not a pack index`)
   const pack = await readFile(`${base}.pack`)
-  const entries = idxEntries(idx, count)
+  const entries = idxEntries(idx, count).sort((a, b) => a.offset - b.offset)
   const idAt = new Map(entries.map((e) => [e.offset, e.id]))
-  const access = bufferAccess(pack)
-  return entries.map(({ id, offset }): PackObject => {
+  return entries.map(({ id, offset }, i): CopiedObject => {
     const header = readEntryHeader(pack, offset)
-    const data = inflateEntry(access, header.dataStart, header.size).content
+    const end = entries[i + 1]?.offset ?? pack.length - 20
+    if (end <= header.dataStart) throw new PackError(`${base}.pack: the entry of ${id} is cut short`)
+    const deflated = pack.subarray(header.dataStart, end)
     const type = TYPES[header.kind]
-    if (type !== undefined) return { kind: "whole", id, type, content: data }
+    if (type !== undefined) return { kind: "copied", id, type, size: header.size, deflated }
     const baseId = header.kind === OFS_DELTA ? idAt.get(offset - (header.distance ?? 0)) : header.kind === REF_DELTA ? header.baseId : undefined
     if (baseId === undefined) throw new PackError(`${base}.pack: the delta ${id} has no base`)
-    return { kind: "delta", id, baseId, delta: data }
+    return { kind: "copied-delta", id, baseId, size: header.size, deflated }
   })
 }
 
 /** Bases before the deltas on them (a delta whose base is elsewhere can go anywhere). */
-const basesFirst = (objects: ReadonlyArray<PackObject>): Array<PackObject> => {
+const basesFirst = (objects: ReadonlyArray<CopiedObject>): Array<CopiedObject> => {
   const byId = new Map(objects.map((o) => [o.id, o]))
   const placed = new Set<string>()
-  const ordered: Array<PackObject> = []
-  const place = (object: PackObject) => {
-    const chain: Array<PackObject> = []
-    for (let at: PackObject | undefined = object; at !== undefined && !placed.has(at.id); ) {
+  const ordered: Array<CopiedObject> = []
+  const place = (object: CopiedObject) => {
+    const chain: Array<CopiedObject> = []
+    for (let at: CopiedObject | undefined = object; at !== undefined && !placed.has(at.id); ) {
       chain.push(at)
       placed.add(at.id)
-      at = at.kind === "delta" ? byId.get(at.baseId) : undefined
+      at = at.kind === "copied-delta" ? byId.get(at.baseId) : undefined
     }
     ordered.push(...chain.reverse())
   }
@@ -116,10 +119,10 @@ export const compactPacks = async (gitdir: string, beforeRemoving: () => void): 
   const count = geometricChoice(packs.map((p) => p.bytes))
   if (count < 2) return false
   const chosen = [...packs].sort((a, b) => a.bytes - b.bytes).slice(0, count)
-  const unique = new Map<string, PackObject>()
+  const unique = new Map<string, CopiedObject>()
   // an object held twice is kept whole when one copy is: a delta copy could be on a base that is itself a delta on it
   for (const pack of chosen) {
-    for (const object of await objectsOfPack(pack.base)) if (unique.get(object.id)?.kind !== "whole") unique.set(object.id, object)
+    for (const object of await objectsOfPack(pack.base)) if (unique.get(object.id)?.kind !== "copied") unique.set(object.id, object)
   }
   const written = writePack(basesFirst([...unique.values()]))
   const base = join(gitdir, "objects", "pack", `pack-${written.checksum.toString("hex")}`)

@@ -12,6 +12,14 @@ export type PackObject =
   | { readonly kind: "whole"; readonly id: string; readonly type: ObjectType; readonly content: Buffer }
   | { readonly kind: "delta"; readonly id: string; readonly baseId: string; readonly delta: Buffer }
 
+/**
+ * An entry copied from another pack as it is stored there: its data already deflated (the size is the inflated
+ * one, as the entry's header says). Merging packs copies entries so, without inflating or deflating anything.
+ */
+export type CopiedObject =
+  | { readonly kind: "copied"; readonly id: string; readonly type: ObjectType; readonly size: number; readonly deflated: Buffer }
+  | { readonly kind: "copied-delta"; readonly id: string; readonly baseId: string; readonly size: number; readonly deflated: Buffer }
+
 const TYPE_CODES: Readonly<Record<ObjectType, number>> = { commit: 1, tree: 2, blob: 3, tag: 4 }
 
 /** An entry's header: its type code and size, 4 bits then 7 per byte. */
@@ -48,7 +56,7 @@ export interface WrittenPack {
   readonly entries: ReadonlyArray<IdxEntry>
 }
 
-export const writePack = (objects: ReadonlyArray<PackObject>): WrittenPack => {
+export const writePack = (objects: ReadonlyArray<PackObject | CopiedObject>): WrittenPack => {
   const head = Buffer.alloc(12)
   head.write("PACK", 0, "latin1")
   head.writeUInt32BE(2, 4)
@@ -59,20 +67,21 @@ export const writePack = (objects: ReadonlyArray<PackObject>): WrittenPack => {
   let offset = 12
   for (const object of objects) {
     let header: Buffer
-    let data: Buffer
-    if (object.kind === "whole") {
-      header = entryHeader(TYPE_CODES[object.type], object.content.length)
-      data = object.content
+    let deflated: Buffer
+    if (object.kind === "whole" || object.kind === "copied") {
+      const size = object.kind === "whole" ? object.content.length : object.size
+      header = entryHeader(TYPE_CODES[object.type], size)
+      // fast compression: a push is written once and sent at once; text still shrinks severalfold
+      deflated = object.kind === "whole" ? deflateSync(object.content, { level: 1 }) : object.deflated
     } else {
+      const size = object.kind === "delta" ? object.delta.length : object.size
       const baseOffset = offsets.get(object.baseId)
       header =
         baseOffset === undefined
-          ? Buffer.concat([entryHeader(REF_DELTA, object.delta.length), Buffer.from(object.baseId, "hex")])
-          : Buffer.concat([entryHeader(OFS_DELTA, object.delta.length), distanceBytes(offset - baseOffset)])
-      data = object.delta
+          ? Buffer.concat([entryHeader(REF_DELTA, size), Buffer.from(object.baseId, "hex")])
+          : Buffer.concat([entryHeader(OFS_DELTA, size), distanceBytes(offset - baseOffset)])
+      deflated = object.kind === "delta" ? deflateSync(object.delta, { level: 1 }) : object.deflated
     }
-    // fast compression: a push is written once and sent at once; text still shrinks severalfold
-    const deflated = deflateSync(data, { level: 1 })
     entries.push({ id: object.id, offset, crc: crc32(deflated, crc32(header)) })
     offsets.set(object.id, offset)
     parts.push(header, deflated)

@@ -4,6 +4,7 @@ import type { LabId } from "../labs/LabId.js"
 import type { GitError } from "./Git.js"
 import type { Slots } from "./JobSlots.js"
 import type { LabLocks } from "./LabLocks.js"
+import type { PushTurns } from "./PushPacing.js"
 import type { SyncResult } from "./RepoLink.js"
 import type { SyncEngine } from "./SyncEngine.js"
 import type { SyncRepo } from "./SyncRepo.js"
@@ -56,6 +57,8 @@ export interface Supervision {
   readonly repo: SyncRepo
   /** JobSlots.ts: jobs and probes, for labs in good standing and for labs retrying after a failure. */
   readonly slots: Slots
+  /** When each busy lab may push next (its writes are pushed together). */
+  readonly pushTurns: PushTurns
   readonly labs: Map<LabId, Lab>
   stopping: boolean
   readonly isStopping: Effect.Effect<boolean>

@@ -112,7 +112,9 @@ const pushChunk = (deps: EngineDeps, labId: LabId, round: Round, rejected: () =>
  * remote that moved is pulled first (so the lab's files include the outside change). Before a push, its writes
  * are marked with the commit it moves the branch to: if its answer is lost (a crash, a cut connection), the next
  * attempt asks the remote whether that commit landed, and never commits those writes twice. `stopping` is asked
- * before each chunk: on shutdown the push ends at a chunk boundary (the rest stays queued for the next start).
+ * before each chunk: on shutdown the push ends at a chunk boundary (the rest stays queued for the next start). It
+ * ends once a chunk that took every pending write has landed: writes made meanwhile are the next job's, which the
+ * supervisor paces (PushPacing.ts). A backlog still drains chunk after chunk.
  */
 export const push = (deps: EngineDeps, labId: LabId, stopping: Effect.Effect<boolean> = Effect.succeed(false)) =>
   Effect.gen(function* () {
@@ -136,6 +138,11 @@ export const push = (deps: EngineDeps, labId: LabId, stopping: Effect.Effect<boo
       if (Option.isSome(round.head) && link.lastSyncSha !== round.head.value.commit) {
         yield* apply(deps, labId, link, round.head.value, Option.none(), false)
       }
-      total += (yield* pushChunk(deps, labId, round, () => ++rejections)) ?? 0
+      const pushed = yield* pushChunk(deps, labId, round, () => ++rejections)
+      if (pushed === undefined) continue
+      total += pushed
+      // every write pending when the round began has landed: those made since wait for the lab's next push turn
+      // (PushPacing.ts), or a busy lab would push each write as it comes and keep its branch moving
+      if (pushed === entries.length && entries.length < CHUNK_WRITES) return total
     }
   }).pipe(Effect.tapError((e) => deps.links.noteAttempt(labId, e.message)))

@@ -8,6 +8,7 @@ import { type LabId, systemLab } from "../labs/LabId.js"
 import { SyncEngine } from "./SyncEngine.js"
 import { SyncRepo } from "./SyncRepo.js"
 import { sweep } from "./SyncSweep.js"
+import { PushTurns } from "./PushPacing.js"
 import {
   answerAll,
   forgetIfUnused,
@@ -49,7 +50,7 @@ const yieldingToRequests = Scheduler.make((task) => setImmediate(task))
 const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.Effect<"done" | "busy", GitError> =>
   Effect.gen(function* () {
     if (s.stopping) return
-    yield* s.engine.push(labId, s.isStopping)
+    if ((yield* s.engine.push(labId, s.isStopping)) > 0) s.pushTurns.spend(labId)
     if (s.stopping) return yield* answerAll(wanted.waiters, Exit.fail(stopped()))
     const full = wanted.waiters.filter((w) => Option.isNone(w.subPath))
     if (wanted.pull || full.length > 0) {
@@ -125,10 +126,18 @@ const failed = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted, cause: C
     return true
   })
 
+/** A busy lab's next push waits for its turn (PushPacing.ts), holding nothing; a forced sync or the stop cuts it short. */
+const pushTurn = (s: Supervision, labId: LabId, lab: Lab) =>
+  Effect.suspend(() => {
+    const wait = !s.stopping && lab.wanted.push && lab.wanted.waiters.length === 0 ? s.pushTurns.delay(labId) : 0
+    return wait === 0 ? Effect.void : Effect.raceFirst(Effect.sleep(Duration.millis(wait)), lab.urgent.await)
+  })
+
 const work = (s: Supervision, labId: LabId, lab: Lab) =>
   Effect.gen(function* () {
     const retry = yield* Schedule.driver(retrySchedule)
     for (;;) {
+      yield* pushTurn(s, labId, lab)
       const wanted = yield* take(s, labId, lab)
       if (Option.isNone(wanted)) return
       const exit = yield* Effect.exit(Effect.withScheduler(runJob(s, labId, lab, wanted.value), yieldingToRequests))
@@ -263,6 +272,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
       locks: yield* LabLocks,
       repo,
       slots: yield* makeSlots,
+      pushTurns: new PushTurns(),
       labs: new Map(),
       stopping: false,
       isStopping: Effect.sync(() => s.stopping),
