@@ -9,6 +9,7 @@ import { storedBytesQuota } from "./migrations/0008-quotas-stored-bytes.js"
 import { syncFidelity } from "./migrations/0009-sync-fidelity.js"
 import { recordsQuota } from "./migrations/0010-records-quota.js"
 import { syncPullWanted } from "./migrations/0011-sync-pull-wanted.js"
+import { searchTextLinear } from "./migrations/0015-search-text-linear.js"
 
 export interface Migration {
   readonly id: number
@@ -32,5 +33,6 @@ export const migrations: ReadonlyArray<Migration> = [
   storedBytesQuota,
   syncFidelity,
   recordsQuota,
-  syncPullWanted
+  syncPullWanted,
+  searchTextLinear
 ]
