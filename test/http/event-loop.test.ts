@@ -13,7 +13,7 @@
 
 import { Schema, type SchemaAST } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Base, baseProbe, bases, type Field, type Probe, probes, stringFields } from "../support/Adversarial.js"
+import { adversarialValues, type Base, baseProbe, bases, type Field, type Probe, probes, stringFields } from "../support/Adversarial.js"
 import { type Context, type Operation, operations } from "../support/Fuzz.js"
 import { type Fixture, startFixture } from "../support/LabFixture.js"
 
@@ -34,10 +34,14 @@ interface Answer {
   readonly text: string
 }
 
-const send = async (fx: Fixture, token: string, probe: Probe): Promise<Answer> => {
+const send = async (fx: Fixture, token: string | undefined, probe: Probe): Promise<Answer> => {
   const response = await fetch(`${fx.server.baseUrl}${probe.url}`, {
     method: probe.method,
-    headers: { authorization: `Bearer ${token}`, ...(probe.body === undefined ? {} : { "content-type": "application/json" }) },
+    headers: {
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+      ...(probe.body === undefined ? {} : { "content-type": "application/json" }),
+      ...probe.headers
+    },
     body: probe.body,
     signal: AbortSignal.timeout(60_000)
   })
@@ -45,7 +49,7 @@ const send = async (fx: Fixture, token: string, probe: Probe): Promise<Answer> =
 }
 
 /** CPU milliseconds the process spent while `probes` were sent and answered, and the answers. */
-const timed = async (fx: Fixture, token: string, batch: ReadonlyArray<Probe>) => {
+const timed = async (fx: Fixture, token: string | undefined, batch: ReadonlyArray<Probe>) => {
   const start = cpuMillis()
   const answers = await Promise.all(batch.map((probe) => send(fx, token, probe)))
   return { millis: cpuMillis() - start, answers }
@@ -94,7 +98,7 @@ interface Offender {
 }
 
 /** Every probe timed; the ones over the limit on each of three tries, with their best time. */
-const offenders = async (fx: Fixture, token: string, all: ReadonlyArray<Probe>): Promise<ReadonlyArray<Offender>> => {
+const offenders = async (fx: Fixture, token: string | undefined, all: ReadonlyArray<Probe>): Promise<ReadonlyArray<Offender>> => {
   const found: Array<Offender> = []
   for (let i = 0; i < all.length; i += BATCH) {
     const batch = all.slice(i, i + BATCH)
@@ -148,6 +152,24 @@ const suite = (name: string, databaseUrl: string | undefined) =>
       for (const token of [fx.admin, fx.writer, fx.reader, fx.stranger]) {
         expect(await offenders(fx, token, requests)).toEqual([])
       }
+    })
+
+    it("answers unsigned webhook deliveries naming long runs as their repository within the limit", { timeout: 60_000 }, async () => {
+      // the receiver reads the repository a delivery names before it checks the signature: anyone can send one
+      const deliveries = adversarialValues("acme/repo", 19_000, (s) => s.length).flatMap(({ label, value }) =>
+        (["github", "gitlab", "bitbucket"] as const).map((host): Probe => ({
+          label: `${host} repository ${label}`,
+          method: "POST",
+          url: `/api/webhooks/${host}`,
+          headers: { "x-github-event": "push", "x-gitlab-event": "Push Hook", "x-event-key": "repo:push", "x-hub-signature-256": `sha256=${"0".repeat(64)}` },
+          body: JSON.stringify({
+            ref: "refs/heads/main",
+            repository: { full_name: value, clone_url: `https://example.org/${value}`, html_url: `https://example.org/${value}` },
+            project: { path_with_namespace: value, git_http_url: `https://example.org/${value}` }
+          })
+        }))
+      )
+      expect(await offenders(fx, undefined, deliveries)).toEqual([])
     })
 
     it("answers every string field of every operation, sent long runs, within the limit", { timeout: 300_000 }, async () => {

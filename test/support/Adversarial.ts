@@ -23,6 +23,7 @@ export interface Probe {
   /** Path and query, encoded. */
   readonly url: string
   readonly body?: string
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 /** An operation's query and body as a valid request has them, and its path parameters' values. */
