@@ -3,7 +3,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpPlatform from "@effect/platform/HttpPlatform"
-import type * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as Path from "@effect/platform/Path"
 import { Context, Effect, Layer, Option, type Redacted, Scope } from "effect"
@@ -126,7 +126,8 @@ export const environment = (settings: AppSettings) => {
  */
 const serveApi = Layer.scopedDiscard(
   Effect.gen(function* () {
-    const app = yield* HttpApiBuilder.httpApp
+    // the global middleware collapses repeated slashes in the path; the router's own collapsing reaches into the query
+    const app = yield* HttpRouter.withRouterConfig(HttpApiBuilder.httpApp, { ignoreDuplicateSlashes: false })
     const server = yield* HttpServer.HttpServer
     yield* Effect.mapInputContext(
       server.serve(app),

@@ -1,6 +1,8 @@
 import { Cache, Clock, Context, Data, Duration, Effect, Exit, Layer, Schema } from "effect"
+import { LATEST_TIME } from "../common/Schemas.js"
 import { notCounted } from "../db/ConnectionLoss.js"
 import { Unauthorized } from "../http/Errors.js"
+import { problemWith } from "../http/InputCheck.js"
 import { type Principal, ScopeString } from "./Principal.js"
 import { UsersRepo } from "./UsersRepo.js"
 
@@ -44,11 +46,24 @@ const refusal = (refused: JwtRefused) =>
       refused.reason === "expired" ? "the JWT has expired" : refused.code !== undefined ? `invalid JWT: ${refused.code}` : "invalid JWT"
   })
 
+/** The longest subject or name accepted: OpenID Connect bounds `sub` at 255 ASCII characters. */
+const MAX_CLAIM_LENGTH = 1024
+
+/**
+ * A claim stored as text: no NUL and no lone surrogate, which PostgreSQL refuses or the driver turns into U+FFFD
+ * (so `a\ud800b` and `a\ufffdb` would be one user), and bounded.
+ */
+const TextClaim = Schema.String.pipe(
+  Schema.maxLength(MAX_CLAIM_LENGTH),
+  Schema.filter((s) => problemWith(s) === undefined)
+)
+
 const Claims = Schema.Struct({
-  sub: Schema.String.pipe(Schema.minLength(1)),
+  sub: TextClaim.pipe(Schema.minLength(1)),
   iss: Schema.String,
-  exp: Schema.optional(Schema.Number),
-  name: Schema.optional(Schema.String)
+  // seconds; a time JavaScript cannot hold (past year 9999) would make the token's expiry an invalid date
+  exp: Schema.optional(Schema.Number.pipe(Schema.finite(), Schema.lessThanOrEqualTo(LATEST_TIME / 1000))),
+  name: Schema.optional(TextClaim)
 })
 
 const isScope = Schema.is(ScopeString)
@@ -91,7 +106,7 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<
               })
               .pipe(Effect.mapError(refusal))
             const claims = yield* Schema.decodeUnknown(Claims)(payload).pipe(
-              Effect.mapError(() => new Unauthorized({ message: "invalid JWT: missing sub" }))
+              Effect.mapError(() => new Unauthorized({ message: "invalid JWT: its sub, name or exp claim is missing or unusable" }))
             )
             // the user's record is bookkeeping, idempotent: it leaves a read a read (src/db/ConnectionLoss.ts)
             const id = yield* notCounted(users.upsert(claims.iss, claims.sub, claims.name ?? null))

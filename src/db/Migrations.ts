@@ -11,6 +11,7 @@ import { recordsQuota } from "./migrations/0010-records-quota.js"
 import { syncPullWanted } from "./migrations/0011-sync-pull-wanted.js"
 import { syncLinkTokenRepository } from "./migrations/0012-sync-link-token-repository.js"
 import { backupChunks } from "./migrations/0013-backup-chunks.js"
+import { searchTextLinear } from "./migrations/0014-search-text-linear.js"
 
 export interface Migration {
   readonly id: number
@@ -36,5 +37,6 @@ export const migrations: ReadonlyArray<Migration> = [
   recordsQuota,
   syncPullWanted,
   syncLinkTokenRepository,
-  backupChunks
+  backupChunks,
+  searchTextLinear
 ]

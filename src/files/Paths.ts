@@ -1,5 +1,22 @@
 import { Either } from "effect"
 
+const SLASH = 0x2f
+const DOT = 0x2e
+const SPACE = 0x20
+
+/**
+ * `text` without the characters at its end that `drop` matches. A loop rather than a regular expression: an
+ * unanchored `/[. ]+$/` tries every run from each of its characters, quadratic in a long run that does not end the text.
+ */
+const trimEnd = (text: string, drop: (code: number) => boolean): string => {
+  let end = text.length
+  while (end > 0 && drop(text.charCodeAt(end - 1))) end--
+  return end === text.length ? text : text.slice(0, end)
+}
+
+/** `/notes//` → `/notes`, in linear time. */
+export const trimTrailingSlashes = (path: string): string => trimEnd(path, (c) => c === SLASH)
+
 /** Bytes of UTF-8, not characters: a database index entry holds about 2,700 bytes, and 1,024 CJK characters are 3,072. */
 export const MAX_PATH_BYTES = 1024
 
@@ -28,7 +45,7 @@ const MIGHT_NAME_DOT_GIT = /[\u200C-\u200F\u202A-\u202E\u206A-\u206F\uFEFF]|(?:^
 export const gitRefusesName = (name: string): string | undefined => {
   const visible = name.replace(HFS_IGNORED, "")
   if (visible === "." || visible === "..") return `"${name}" is ${visible} once invisible code points are dropped`
-  const stem = (visible.split(":")[0] ?? "").toLowerCase().replace(/[. ]+$/, "")
+  const stem = trimEnd((visible.split(":")[0] ?? "").toLowerCase(), (c) => c === DOT || c === SPACE)
   if (stem === ".git") {
     return name.toLowerCase() === ".git" ? `".git" is git's own directory` : `"${name}" names .git on Windows or macOS`
   }
@@ -93,8 +110,10 @@ export const normalizePathShape = (raw: string): Either.Either<string, string> =
 /** A directory prefix for listings: `/notes` and `/notes/` both mean the folder. */
 export const normalizePrefix = (raw: string): Either.Either<string, string> => {
   if (raw === "") return Either.right("/")
+  // its length is checked before anything else looks at it (the child's name below adds two bytes)
+  if (!fitsLength(raw)) return Either.left(`must be at most ${MAX_PATH_BYTES} bytes of UTF-8`)
   // normalised as the path of a child, so `//` and `/notes/..` mean the root too
-  return Either.map(normalizePath(`${raw.replace(/\/+$/, "")}/_`), (p) => p.slice(0, -1))
+  return Either.map(normalizePath(`${trimTrailingSlashes(raw)}/_`), (p) => p.slice(0, -1))
 }
 
 /** `/notes/a.md` -> `notes/a.md`, the path inside the repository. */

@@ -19,8 +19,21 @@ import { bodyLimitFor, bodyTooLarge, MAX_BODY_BYTES, WEBHOOK_PATH } from "./Body
 import { makeInputCheck } from "./InputCheck.js"
 import { observed } from "./RequestLog.js"
 
+/**
+ * Repeated slashes in the path mean one (`/api//v1/tasks`); the query is left as sent (`labId=a//b` is not `a/b`). The
+ * router is told not to collapse them itself (layers/App.ts): it would collapse them in the query too.
+ */
+const collapseSlashes = (url: string): string => {
+  const mark = url.indexOf("?")
+  const path = mark === -1 ? url : url.slice(0, mark)
+  return path.includes("//") ? `${path.replace(/\/{2,}/g, "/")}${mark === -1 ? "" : url.slice(mark)}` : url
+}
+
 /** `/v1/...` is an alias of `/api/v1/...` (spec 9). */
-const canonicalUrl = (url: string): string => (url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?") ? `/api${url}` : url)
+const canonicalUrl = (raw: string): string => {
+  const url = collapseSlashes(raw)
+  return url === "/v1" || url.startsWith("/v1/") || url.startsWith("/v1?") ? `/api${url}` : url
+}
 
 const hasBody = (request: HttpServerRequest.HttpServerRequest) =>
   Number(request.headers["content-length"] ?? 0) > 0 || request.headers["transfer-encoding"] !== undefined

@@ -32,11 +32,22 @@ export interface RequestContext {
 
 export const CurrentRequest = FiberRef.unsafeMake<RequestContext>({ id: "req_none", identity: Either.right(Option.none()) })
 
-// a random prefix per process and a counter: unique across replicas, and cheap on the hot path
-const processPrefix = randomBytes(6).toString("base64url")
-let counter = 0
+/** Random bytes of an id: 96 bits, so ids never repeat and say nothing of how many requests an instance served. */
+const ID_BYTES = 12
+/** Ids drawn from the system's generator at once: one call per 256 requests instead of one per request. */
+const POOL_IDS = 256
+let pool = Buffer.alloc(0)
+let used = 0
 
-export const newRequestId = (): string => `req_${processPrefix}${(counter++).toString(36).padStart(6, "0")}`
+export const newRequestId = (): string => {
+  if (used + ID_BYTES > pool.length) {
+    pool = randomBytes(ID_BYTES * POOL_IDS)
+    used = 0
+  }
+  const id = pool.toString("base64url", used, used + ID_BYTES)
+  used += ID_BYTES
+  return `req_${id}`
+}
 
 export const requestId: Effect.Effect<string> = Effect.map(FiberRef.get(CurrentRequest), (request) => request.id)
 

@@ -57,15 +57,25 @@ const refusal = (principal: Principal, ref: string, access: Access): NotFound | 
         message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
       })
 
-/** The lab a request names, if the principal may read (or write) it (else `refusal`). */
+/**
+ * The lab a request names, if the principal may read (or write) it (else `refusal`). Only the operator's requests
+ * look the named lab up; anyone else's look up the labs their scopes name (by slug, as scopes do) and find it among
+ * them, so another lab costs the same to refuse whether it exists or not: the refusal's timing tells nothing.
+ */
 const authorizeIn =
   (find: (ref: string) => Effect.Effect<Option.Option<Lab>>) =>
-  (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> =>
-    Effect.flatMap(find(ref), (lab): Effect.Effect<Lab, NotFound | Forbidden> =>
-      Option.isSome(lab) && canAccess(principal, lab.value.slug, access)
-        ? Effect.succeed(lab.value)
-        : Effect.fail(refusal(principal, ref, access))
-    )
+  (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> => {
+    if (isAdmin(principal)) {
+      return Effect.flatMap(find(ref), (lab) => (Option.isSome(lab) ? Effect.succeed(lab.value) : Effect.fail(refusal(principal, ref, access))))
+    }
+    const allowed = labSlugs(principal).filter((slug) => canAccess(principal, slug, access))
+    // a slug of its own is the one lookup; an id (or a slug it has no scope for) is looked for among its labs
+    const candidates = allowed.includes(ref) ? [ref] : allowed
+    return Effect.flatMap(Effect.forEach(candidates, find), (labs) => {
+      const lab = labs.find((l) => Option.isSome(l) && (l.value.id === ref || l.value.slug === ref))
+      return lab !== undefined && Option.isSome(lab) ? Effect.succeed(lab.value) : Effect.fail(refusal(principal, ref, access))
+    })
+  }
 
 /**
  * Count the current request against the lab's plan budget (its per-minute

@@ -63,7 +63,7 @@ export class SearchRepo extends Effect.Service<SearchRepo>()("SearchRepo", {
         // evaluation detoasts a tsvector): the candidates always come through an index
         yield* sql`SET LOCAL enable_seqscan = off`
         return yield* sql`
-          WITH q AS (SELECT websearch_to_tsquery(${config}, ${q}) AS query),
+          WITH q AS (SELECT websearch_to_tsquery(${config}, search_text(${q})) AS query),
           words AS (
             SELECT coalesce(array_agg(DISTINCT m[1]), '{}') AS list
             FROM q, regexp_matches(q.query::text, '''([^'']+)''', 'g') AS m
@@ -81,7 +81,7 @@ export class SearchRepo extends Effect.Service<SearchRepo>()("SearchRepo", {
               WHERE d.ctid = ANY (ARRAY(
                 SELECT c.ctid FROM search_documents c
                 WHERE c.lab_id = ${labId}
-                  AND c.tsv @@ websearch_to_tsquery(${config}, ${q})
+                  AND c.tsv @@ websearch_to_tsquery(${config}, search_text(${q}))
                   AND ${Option.match(kinds, { onNone: () => sql`TRUE`, onSome: (k) => sql`c.kind IN ${sql.in(k)}` })}
                 ORDER BY c.updated_at DESC, c.kind, c.ref
                 LIMIT ${MAX_RANKED}

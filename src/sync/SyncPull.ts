@@ -1,6 +1,6 @@
 import { Effect, Fiber, Option } from "effect"
 import type { PulledFile, StoredState } from "../files/FilesRepo.js"
-import { toRepoPath } from "../files/Paths.js"
+import { toRepoPath, trimTrailingSlashes } from "../files/Paths.js"
 import type { GitFigureFile } from "../figures/Figure.js"
 import { isFigurePath } from "../figures/GitFigures.js"
 import type { LabId } from "../labs/LabId.js"
@@ -89,7 +89,7 @@ const changesOf = (deps: EngineDeps, labId: LabId, link: RepoLink, head: Head, s
   Effect.gen(function* () {
     const base = Option.fromNullable(link.lastSyncSha)
     // the root as subPath ("/") is the whole tree: no prefix (an empty one would match nothing and remove everything)
-    const prefix = Option.filter(Option.map(subPath, (p) => toRepoPath(p).replace(/\/+$/, "")), (p) => p.length > 0)
+    const prefix = Option.filter(Option.map(subPath, (p) => trimTrailingSlashes(toRepoPath(p))), (p) => p.length > 0)
     // the diff from the last synced commit; when that commit is gone from the local store (git data lost,
     // a new disk), a full reconcile instead, or the lab would never sync (nor push) again
     const incremental: Option.Option<ReadonlyArray<GitChange>> = Option.isNone(base) || Option.isSome(subPath)
@@ -106,7 +106,7 @@ const planOf = (deps: EngineDeps, labId: LabId, link: RepoLink, head: Head, subP
     const pending = yield* deps.links.pendingPaths(labId)
     // a reconcile reads every stored file below its directory in one scan (a first sync of 50,000 files would
     // otherwise look each one up); a diff only the paths it names
-    const dir = Option.match(subPath, { onNone: () => "/", onSome: (p) => `${p.replace(/\/+$/, "")}/` })
+    const dir = Option.match(subPath, { onNone: () => "/", onSome: (p) => `${trimTrailingSlashes(p)}/` })
     const stored = reconcile
       ? yield* deps.files.statesUnder(labId, dir)
       : yield* deps.files.states(labId, lookupPaths(changes, pending))

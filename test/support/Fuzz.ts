@@ -180,6 +180,9 @@ const goodValues = (context: Context): Readonly<Record<string, unknown>> => ({
   uri: "https://example.org/data.csv",
   repo: "https://example.org/lab/repo.git",
   email: "someone@example.org",
+  // a search for a word no record has: ranking the lab's matches costs in proportion to them, which is not what the
+  // requests built on these values measure
+  q: "zyzzyva",
   experimentId: context.existing["experiments"],
   agentId: context.existing["agents"],
   projectId: context.existing["projects"],
@@ -199,6 +202,13 @@ const withGood = (value: unknown, context: Context): fc.Arbitrary<unknown> => {
     .map((dice) => ({ ...value, ...Object.fromEntries(keys.filter((_, i) => dice[i] !== 0).map((k) => [k, good[k]])) }))
 }
 
+/** Every field of the body that has a good value gets it. */
+const allGood = (value: unknown, context: Context): unknown => {
+  if (!isRecord(value)) return value
+  const good = goodValues(context)
+  return { ...value, ...Object.fromEntries(Object.keys(value).filter((k) => k in good).map((k) => [k, good[k]])) }
+}
+
 /** Replace one field (at any depth of the first level) or add one, with a hostile value or key. */
 const mutate = (value: unknown): fc.Arbitrary<unknown> => {
   if (!isRecord(value)) return hostileValue
@@ -207,6 +217,23 @@ const mutate = (value: unknown): fc.Arbitrary<unknown> => {
     keys.length === 0 ? hostileValue.map((v) => ({ x: v })) : fc.tuple(fc.constantFrom(...keys), hostileValue).map(([k, v]) => ({ ...value, [k]: v })),
     fc.tuple(hostileString, hostileValue).map(([k, v]) => ({ ...value, [k]: v }))
   )
+}
+
+/**
+ * An operation's query and body as valid as the contract's schemas and the fixture make them, in the fixture's first
+ * lab, without hostile parts: what test/support/Adversarial.ts starts from, one field at a time.
+ */
+export const validParts = (
+  op: Operation,
+  context: Context
+): fc.Arbitrary<{ readonly query: Record<string, unknown>; readonly body: unknown }> => {
+  const labId = fc.constant(context.labIds[0] ?? "")
+  const valid = (schema: Option.Option<Payload>) =>
+    Option.match(schema, {
+      onNone: () => fc.constant<unknown>(undefined),
+      onSome: (s) => wireValues(s).chain((v) => withLab(v, labId)).map((v) => allGood(v, context))
+    })
+  return fc.record({ query: valid(op.query).map((q) => (isRecord(q) ? q : {})), body: valid(op.payload) })
 }
 
 /** One request for the operation: valid values, or valid ones with a hostile part. */
