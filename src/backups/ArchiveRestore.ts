@@ -120,7 +120,8 @@ export const stageArchive = (sql: SqlClient.SqlClient, backupId: string, labId: 
     yield* Stream.runForEach(readChunks(sql, backupId), (chunk) =>
       Effect.suspend(() => {
         hash.update(chunk)
-        return unlessFailed(Effect.flatMap(Effect.tryPromise({ try: () => gunzip.push(chunk), catch: unreadable }), lines))
+        const staged = Effect.flatMap(Effect.tryPromise({ try: () => gunzip.push(chunk), catch: unreadable }), lines)
+        return unlessFailed(staged)
       })
     )
     if (hash.digest("hex") !== sha256) {

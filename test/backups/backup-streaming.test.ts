@@ -19,7 +19,7 @@ const PATH = "/api/v1/backups"
 /** The lab: FILES files of about 1 MiB of text (hex words: gzip halves them). */
 const FILES = 64
 /** What a backup, a download or a restore may add to the process's peak memory, whatever the lab's size. */
-const MEMORY_BOUND_MIB = 96
+const MEMORY_BOUND_MIB = 150
 const url = process.env["DATABASE_URL"]
 
 /** The process's resident memory now and at its peak since the last reset, in MiB (Linux /proc). */
