@@ -22,7 +22,7 @@ import { readChunks } from "./ArchiveStore.js"
 
 /** Rows (and bytes) per statement while staging a restore, and staged rows deleted per statement afterwards. */
 const STAGE_ROWS = 500
-const STAGE_BYTES = 1024 * 1024
+const STAGE_BYTES = 256 * 1024
 const CLEAR_ROWS = 200
 
 /**

@@ -91,7 +91,7 @@ export const chunkWriter = (sql: SqlClient.SqlClient, backupId: string): Effect.
     }
   })
 
-const Part = Schema.Array(Schema.Struct({ data: Schema.Uint8ArrayFromBase64 }))
+const Part = Schema.Array(Schema.Struct({ data: Schema.String }))
 const decodePart = Schema.decodeUnknown(Part)
 
 /** The archive's bytes, a chunk per read, as the consumer takes them; a chunk gone (the backup deleted) ends it early. */
@@ -103,7 +103,7 @@ export const readChunks = (sql: SqlClient.SqlClient, backupId: string): Stream.S
         const data = rows[0]?.data
         return data === undefined
           ? [Chunk.empty<Uint8Array>(), Option.none<number>()]
-          : [Chunk.of(data), Option.some(seq + 1)]
+          : [Chunk.of<Uint8Array>(Buffer.from(data, "base64")), Option.some(seq + 1)]
       })
     )
   )
