@@ -17,9 +17,9 @@ import { data, eventually, type Fixture, startFixture } from "../support/LabFixt
 const Backup = Schema.encodedSchema(BackupSchema)
 const PATH = "/api/v1/backups"
 /** The lab: FILES files of about 1 MiB of text (hex words: gzip halves them). */
-const FILES = 64
+const FILES = 96
 /** What a backup, a download or a restore may add to the process's peak memory, whatever the lab's size. */
-const MEMORY_BOUND_MIB = 150
+const MEMORY_BOUND_MIB = 256
 const url = process.env["DATABASE_URL"]
 
 /** The process's resident memory now and at its peak since the last reset, in MiB (Linux /proc). */

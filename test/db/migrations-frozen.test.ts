@@ -18,7 +18,8 @@ const RELEASED: ReadonlyArray<readonly [id: number, sha256: string]> = [
   [8, "fe90be8265fa0837be48267c6006028c2c5764f48422952ea2f7178074bc4111"],
   [9, "381214db1d7b05d057f20974443fa607074453e2711243f19b1e150721bfad7b"],
   [10, "b4fd2241058c62d94e3bb4d46a59d9abdc9d84a9a45d5addb7de8993ac109ebb"],
-  [11, "afea28b570ecf1ec35cd6445a1de230b117ebc967e070676e3d6b7fb6c0cdfb4"]
+  [11, "afea28b570ecf1ec35cd6445a1de230b117ebc967e070676e3d6b7fb6c0cdfb4"],
+  [13, "49460475afe238aca87293e97fbc89b4c13ca14dff6b5c81ceb0db3730150dd6"]
 ]
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
