@@ -103,7 +103,7 @@ describe(`a lab of ${FILES} MiB (${url ? "PostgreSQL" : "PGlite"})`, () => {
       return latencies
     })
     expect(backup.tables["files"]).toBe(FILES)
-    expect(growth, `peak memory grew by ${growth.toFixed(0)} MiB`).toBeLessThan(MEMORY_BOUND_MIB)
+    expect.soft(growth, `peak memory grew by ${growth.toFixed(0)} MiB`).toBeLessThan(MEMORY_BOUND_MIB)
     // the other lab's slowest reads during the backup against its slowest in quiet: a backup that held the database
     // made each of them wait for all of it (seconds, the backup's duration)
     const quietP95 = quantile(quiet, 0.95)
