@@ -22,7 +22,7 @@ import { readChunks } from "./ArchiveStore.js"
 
 /** Rows (and bytes) per statement while staging a restore, and staged rows deleted per statement afterwards. */
 const STAGE_ROWS = 500
-const STAGE_BYTES = 1024 * 1024
+const STAGE_BYTES = 256 * 1024
 const CLEAR_ROWS = 200
 
 /**
@@ -120,7 +120,8 @@ export const stageArchive = (sql: SqlClient.SqlClient, backupId: string, labId: 
     yield* Stream.runForEach(readChunks(sql, backupId), (chunk) =>
       Effect.suspend(() => {
         hash.update(chunk)
-        return unlessFailed(Effect.flatMap(Effect.tryPromise({ try: () => gunzip.push(chunk), catch: unreadable }), lines))
+        const staged = Effect.flatMap(Effect.tryPromise({ try: () => gunzip.push(chunk), catch: unreadable }), lines)
+        return unlessFailed(staged)
       })
     )
     if (hash.digest("hex") !== sha256) {
