@@ -1,8 +1,9 @@
-import { Deferred, Effect, Either, ExecutionStrategy, Exit, FiberId, Schema, Scope } from "effect"
+import { Deferred, Effect, Either, ExecutionStrategy, Exit, FiberId, FiberRef, Schema, Scope } from "effect"
 import { existsSync } from "node:fs"
 import { statfs } from "node:fs/promises"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { LongStatements } from "../src/db/Priority.js"
 import { createDataDir, makePrivate } from "./PgliteDataDir.js"
 import { Worker } from "node:worker_threads"
 
@@ -81,6 +82,7 @@ export const start = (
 /**
  * A statement unanswered this long (nothing else answered meanwhile) is taken for a stuck thread, ended like one that
  * PANICked: far beyond any statement of the service (they are cut into short steps), short enough that a stop ends.
+ * Statements sent under `allowingLongStatements` (migrations, a restore) are not timed: they may rightly take longer.
  */
 export const STALL_MILLIS = 120_000
 
@@ -169,6 +171,8 @@ const fieldsOf = (error: PgliteError): typeof Failure.Type => {
 const connect = (worker: Worker, stallMillis: number) => {
   const ready = Deferred.unsafeMake<void, PgliteError>(FiberId.none)
   const pending = new Map<number, Deferred.Deferred<unknown, PgliteError>>()
+  // ids of the pending requests allowed to run long: while one waits, the thread is busy with it or queued behind it
+  const longRunning = new Set<number>()
   let nextId = 0
   // once the thread failed or exited, nothing would ever answer: later requests fail at once with its error
   let broken: PgliteError | undefined
@@ -176,7 +180,7 @@ const connect = (worker: Worker, stallMillis: number) => {
   // the last sign of life while something waits: a thread stuck in PGlite in a way not seen yet is ended too
   let lastProgress = Date.now()
   const watchdog = setInterval(() => {
-    if (pending.size > 0 && Date.now() - lastProgress > stallMillis) {
+    if (pending.size > 0 && longRunning.size === 0 && Date.now() - lastProgress > stallMillis) {
       stop({ message: `PGlite answered nothing for ${Math.round(stallMillis / 1000)} s: its thread was ended` })
     }
   }, Math.min(5_000, stallMillis / 4)).unref()
@@ -185,6 +189,7 @@ const connect = (worker: Worker, stallMillis: number) => {
     Deferred.unsafeDone(ready, Exit.fail(error))
     for (const reply of pending.values()) Deferred.unsafeDone(reply, Exit.fail(error))
     pending.clear()
+    longRunning.clear()
   }
   worker.on("message", (raw: unknown) => {
     const message = decodeMessage(raw)
@@ -198,6 +203,7 @@ const connect = (worker: Worker, stallMillis: number) => {
     lastProgress = Date.now()
     const reply = pending.get(value.id)
     pending.delete(value.id)
+    longRunning.delete(value.id)
     holdOpen()
     if (reply !== undefined) Deferred.unsafeDone(reply, value.ok ? Exit.succeed(value.result) : Exit.fail(new PgliteError(value.error)))
     if (!value.ok && value.error["severity"] === "PANIC") stop(value.error)
@@ -214,12 +220,13 @@ const connect = (worker: Worker, stallMillis: number) => {
     failAll(new PgliteError({ message: `the PGlite worker exited (${code})` }))
   })
   const send = (operation: Operation): Effect.Effect<unknown, PgliteError> =>
-    Effect.suspend(() => {
+    Effect.flatMap(FiberRef.get(LongStatements), (long) => {
       if (broken !== undefined) return Effect.fail(broken)
       if (pending.size === 0) lastProgress = Date.now()
       const id = nextId++
       const reply = Deferred.unsafeMake<unknown, PgliteError>(FiberId.none)
       pending.set(id, reply)
+      if (long) longRunning.add(id)
       holdOpen()
       worker.postMessage({ id, ...operation })
       return Deferred.await(reply)

@@ -2,7 +2,7 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
-import { inBackground } from "../db/Priority.js"
+import { allowingLongStatements, inBackground } from "../db/Priority.js"
 import type { LabId } from "../labs/LabId.js"
 import { GunzipLines } from "./ArchiveFormat.js"
 import {
@@ -199,10 +199,11 @@ const lockRows = (sql: SqlClient.SqlClient, labId: LabId, tables: ReadonlyArray<
  * ones (parents first) from restore_rows with json_populate_record, each table in one statement so rows referencing
  * rows of the same table are fine; merged tables get their archived rows back next to the newer ones, kept tables
  * are not touched (RESTORE_POLICY). Tables created after the backup are left alone; columns added since get their
- * defaults. Returns the rows put back.
+ * defaults. Returns the rows put back. A table's one INSERT…SELECT may run for minutes on a big lab: PGlite's stall
+ * watchdog leaves it be (allowingLongStatements).
  */
 export const restoreLab = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged): Effect.Effect<number, ArchiveError | SqlError> =>
-  Effect.gen(function* () {
+  allowingLongStatements(Effect.gen(function* () {
     yield* sql`SELECT pg_advisory_xact_lock(hashtext(${schedulerLock(labId)}))`
     yield* sql`SET CONSTRAINTS ALL DEFERRED`
     const archived = new Map(staged.header.tables.map((t) => [t.name, t.columns]))
@@ -232,4 +233,4 @@ export const restoreLab = (sql: SqlClient.SqlClient, labId: LabId, staged: Stage
       restored += n
     }
     return restored
-  })
+  }))

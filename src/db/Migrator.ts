@@ -14,6 +14,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { type Migration, migrations } from "./Migrations.js"
+import { allowingLongStatements } from "./Priority.js"
 
 /** Arbitrary constant: the advisory lock that serialises concurrent starts. */
 const MIGRATION_LOCK = 7_341_002
@@ -27,10 +28,12 @@ const Applied = Schema.Array(Schema.Struct({ id: Schema.Number, checksum: Schema
  * Apply every migration not applied yet, in one transaction under an advisory lock, recording each one's checksum.
  * An applied migration whose recorded checksum differs from its text in the code is logged as an error (the service
  * still starts: the schema is what was applied, and refusing would take the service down over a comment's edit).
+ * Its statements may run for minutes on a big database (migration 14's one UPDATE over search_documents): PGlite's
+ * stall watchdog leaves them be, or a start that must migrate could never finish.
  */
 export const runMigrations = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  yield* sql.withTransaction(
+  yield* allowingLongStatements(sql.withTransaction(
     Effect.gen(function* () {
       yield* sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
       yield* sql`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -60,5 +63,5 @@ export const runMigrations = Effect.gen(function* () {
         }
       }
     })
-  )
+  ))
 })

@@ -14,39 +14,38 @@ import { LabsRepo } from "./LabsRepo.js"
 
 /** Labs are read on every lab-scoped request; a short cache keeps that off the database. */
 const CACHE_TTL = Duration.minutes(1)
+/**
+ * A reference no lab has is remembered this long: a refusal then costs one cache lookup whether the lab exists or
+ * not, and a lab created on another replica is reachable here this soon (on this one at once: create forgets).
+ */
+const MISS_TTL = Duration.seconds(1)
 /** Lab references remembered at most (each lab twice: by id and by slug); the least recently used go first. */
 const CACHE_CAPACITY = 20_000
 
 const PLAN_RANK: Record<Plan, number> = { free: 0, pro: 1, team: 2 }
 
-/** Labs by id and by slug; only labs found are remembered (a lab created on another replica is seen at once). */
+/** Labs by id and by slug; a reference no lab has is remembered briefly too (MISS_TTL). */
 const makeLabCache = (repo: LabsRepo) =>
   Effect.gen(function* () {
     const cache = yield* Cache.makeWith({
       capacity: CACHE_CAPACITY,
       // run in the first caller's fiber: uninterruptible, so a caller that goes away does not fail the others waiting
       lookup: (ref: string) => Effect.uninterruptible(repo.findByRef(ref)),
-      timeToLive: (exit) => (Exit.isSuccess(exit) && Option.isSome(exit.value) ? CACHE_TTL : Duration.zero)
+      timeToLive: (exit) => (Exit.isSuccess(exit) && Option.isSome(exit.value) ? CACHE_TTL : MISS_TTL)
     })
 
-    const remember = (lab: Lab) => Effect.zipRight(cache.set(lab.id, Option.some(lab)), cache.set(lab.slug, Option.some(lab)))
-
-    const cached = (ref: string): Effect.Effect<Option.Option<Lab>> =>
-      Effect.flatMap(cache.get(ref), (lab): Effect.Effect<Option.Option<Lab>> => {
-        if (Option.isSome(lab)) return Effect.succeed(lab)
-        // a zero time-to-live still answers within the same millisecond: forget the miss now
-        return Effect.as(cache.invalidate(ref), lab)
-      })
+    // a new lab's id and slug may be remembered as misses: forgotten, so it is reachable at once
+    const forget = (lab: Lab) => Effect.zipRight(cache.invalidate(lab.id), cache.invalidate(lab.slug))
 
     // A Cache runs its lookup with the context it was made with, outside the caller's transaction: asked inside one
     // (a quota check while a write holds it), the lookup waited for that transaction on PGlite's single session and
     // never came back. Inside a transaction the lab is read in it; everywhere else from the cache.
     const find = (ref: string): Effect.Effect<Option.Option<Lab>> =>
       Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (transaction) =>
-        Option.isSome(transaction) ? repo.findByRef(ref) : cached(ref)
+        Option.isSome(transaction) ? repo.findByRef(ref) : cache.get(ref)
       )
 
-    return { find, remember }
+    return { find, forget }
   })
 
 /** Why a principal gets no lab: 403 whether or not the lab exists, so ids of other labs leak nothing; 404 for the operator. */
@@ -58,24 +57,18 @@ const refusal = (principal: Principal, ref: string, access: Access): NotFound | 
       })
 
 /**
- * The lab a request names, if the principal may read (or write) it (else `refusal`). Only the operator's requests
- * look the named lab up; anyone else's look up the labs their scopes name (by slug, as scopes do) and find it among
- * them, so another lab costs the same to refuse whether it exists or not: the refusal's timing tells nothing.
+ * The lab a request names, if the principal may read (or write) it (else `refusal`): one lookup of the named lab
+ * (by id or slug), whoever asks and however many labs its scopes name. Misses are cached like labs (MISS_TTL), so
+ * another lab costs the same to refuse whether it exists or not: the refusal's timing tells nothing.
  */
 const authorizeIn =
   (find: (ref: string) => Effect.Effect<Option.Option<Lab>>) =>
-  (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> => {
-    if (isAdmin(principal)) {
-      return Effect.flatMap(find(ref), (lab) => (Option.isSome(lab) ? Effect.succeed(lab.value) : Effect.fail(refusal(principal, ref, access))))
-    }
-    const allowed = labSlugs(principal).filter((slug) => canAccess(principal, slug, access))
-    // a slug of its own is the one lookup; an id (or a slug it has no scope for) is looked for among its labs
-    const candidates = allowed.includes(ref) ? [ref] : allowed
-    return Effect.flatMap(Effect.forEach(candidates, find), (labs) => {
-      const lab = labs.find((l) => Option.isSome(l) && (l.value.id === ref || l.value.slug === ref))
-      return lab !== undefined && Option.isSome(lab) ? Effect.succeed(lab.value) : Effect.fail(refusal(principal, ref, access))
-    })
-  }
+  (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> =>
+    Effect.flatMap(find(ref), (lab) =>
+      Option.isSome(lab) && (isAdmin(principal) || canAccess(principal, lab.value.slug, access))
+        ? Effect.succeed(lab.value)
+        : Effect.fail(refusal(principal, ref, access))
+    )
 
 /**
  * Count the current request against the lab's plan budget (its per-minute
@@ -102,7 +95,7 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
   effect: Effect.gen(function* () {
     const repo = yield* LabsRepo
     const rateLimits = yield* RateLimits
-    const { find, remember } = yield* makeLabCache(repo)
+    const { find, forget } = yield* makeLabCache(repo)
     const authorize = authorizeIn(find)
 
     /** `authorize`, charged to the lab's budget (the operator's requests count against its own limit only). */
@@ -130,7 +123,7 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
 
     const create = (input: CreateLab) =>
       repo.insert(input).pipe(
-        Effect.tap(remember),
+        Effect.tap(forget),
         Effect.catchAll((e) =>
           isUniqueViolation(e)
             ? new StateConflict({ resource: "lab", id: input.slug, problem: `a lab with slug ${input.slug} exists` })

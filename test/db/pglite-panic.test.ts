@@ -11,6 +11,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import * as PgliteWorker from "../../layers/PgliteWorker.js"
+import { allowingLongStatements } from "../../src/db/Priority.js"
 import { canMountTmpfs, MIB, mountSmallDisk } from "../support/SmallDisk.js"
 
 /** Longer than any of these statements takes, shorter than for ever. */
@@ -73,6 +74,34 @@ describe("PGlite that stops answering", () => {
             expect(Either.isLeft(stuck) && codeOf(stuck.left)).toBe("57P01")
             const rows = yield* db.send({ op: "query", sql: "SELECT x FROM t", params: [] })
             expect(rows).toEqual([{ x: "kept" }])
+          })
+        )
+      )
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
+
+  it("a statement allowed to run long (a migration, a restore) outlasts the stall limit and is answered", { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), "pglite-long-"))
+    try {
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const db = yield* PgliteWorker.start(join(dir, "db"), join(dir, "no-template"), 2_000)
+            // twice the limit, while a plain statement queues behind it: neither is ended
+            const [long, queued] = yield* Effect.all(
+              [
+                allowingLongStatements(db.send({ op: "query", sql: "SELECT pg_sleep(4), 'done' AS x", params: [] })),
+                Effect.delay(db.send({ op: "query", sql: "SELECT 'next' AS x", params: [] }), "100 millis")
+              ],
+              { concurrency: "unbounded" }
+            ).pipe(Effect.timeout(HUNG))
+            expect(long).toEqual([{ pg_sleep: "", x: "done" }])
+            expect(queued).toEqual([{ x: "next" }])
+            // and the watchdog still ends a plain statement that outlasts it afterwards
+            const stuck = yield* db.send({ op: "query", sql: "SELECT pg_sleep(60)", params: [] }).pipe(Effect.timeout(HUNG), Effect.either)
+            expect(Either.isLeft(stuck) && String(stuck.left)).toMatch(/PGlite answered nothing for 2 s/)
           })
         )
       )

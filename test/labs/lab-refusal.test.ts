@@ -81,6 +81,18 @@ const suite = (name: string, databaseUrl: string | undefined) =>
       expect(Either.map((await lookupsFor(principal, mine.slug)).answer, (lab) => lab.id)).toEqual(Either.right(mine.id))
     })
 
+    it("looks up only the lab a request names, however many labs the credential's scopes name", async () => {
+      // a user in 200 labs (most of them gone since): each request used to look up every one of them
+      const scopes = [`lab:${mine.slug}:rw`, ...Array.from({ length: 199 }, (_, i) => `lab:gone-${i}:rw`)]
+      const principal: Principal = { id: "user_many", kind: "api_key", name: "many", scopes, expiresAt: null }
+      for (const ref of [mine.id, theirs.id, "lab_0000000000000001"]) {
+        // five requests: at most the first reaches the database
+        const { lookups, answer } = await lookupsFor(principal, ref)
+        expect(lookups).toBeLessThanOrEqual(1)
+        expect(Either.isRight(answer)).toBe(ref === mine.id)
+      }
+    })
+
     it("still tells the operator a missing lab from one that exists", async () => {
       const admin: Principal = { id: "admin", kind: "admin", name: "operator", scopes: ["admin"], expiresAt: null }
       expect(Either.map((await lookupsFor(admin, theirs.id)).answer, (lab) => lab.id)).toEqual(Either.right(theirs.id))
