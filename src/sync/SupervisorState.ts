@@ -33,6 +33,8 @@ export interface Lab {
   joined: ReadonlyArray<Waiter>
   /** Opened by a forced sync or the stop: ends a retry wait early. */
   readonly urgent: Effect.Latch
+  /** Opened by a pull asked for: ends a wait for the lab's push turn, which holds pushes only. */
+  readonly pullAsked: Effect.Latch
   /** Held by each git job and by each link change of the lab (see `exclusive`). */
   readonly lock: Effect.Semaphore
   hasWorker: boolean
@@ -72,6 +74,7 @@ export const labOf = (s: Supervision, labId: LabId): Lab => {
     wanted: nothing,
     joined: [],
     urgent: Effect.unsafeMakeLatch(false),
+    pullAsked: Effect.unsafeMakeLatch(false),
     lock: Effect.unsafeMakeSemaphore(1),
     hasWorker: false,
     failing: false,

@@ -44,13 +44,14 @@ export const STOP_GRACE = Duration.seconds(10)
 const yieldingToRequests = Scheduler.make((task) => setImmediate(task))
 
 /**
- * The job: push the outbox (stopping at a chunk boundary on shutdown), then the pulls asked for. "busy" when another
- * replica works on the lab now: nothing was done, and the job is asked again shortly.
+ * The job: push the outbox (stopping at a chunk boundary on shutdown; not when `pushNow` is false: the lab's push turn
+ * has not come), then the pulls asked for. "busy" when another replica works on the lab now: nothing was done, and
+ * the job is asked again shortly.
  */
-const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted): Effect.Effect<"done" | "busy", GitError> =>
+const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted, pushNow: boolean): Effect.Effect<"done" | "busy", GitError> =>
   Effect.gen(function* () {
     if (s.stopping) return
-    if ((yield* s.engine.push(labId, s.isStopping)) > 0) s.pushTurns.spend(labId)
+    if (pushNow && (yield* s.engine.push(labId, s.isStopping)) > 0) s.pushTurns.spend(labId)
     if (s.stopping) return yield* answerAll(wanted.waiters, Exit.fail(stopped()))
     const full = wanted.waiters.filter((w) => Option.isNone(w.subPath))
     if (wanted.pull || full.length > 0) {
@@ -126,12 +127,30 @@ const failed = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted, cause: C
     return true
   })
 
-/** A busy lab's next push waits for its turn (PushPacing.ts), holding nothing; a forced sync or the stop cuts it short. */
+/**
+ * A busy lab's next push waits for its turn (PushPacing.ts), holding nothing. Only a push waits: a pull asked for (a
+ * webhook, most often the outside pusher's own), a forced sync or the stop cuts the wait short, and `pushesNow` then
+ * keeps the push for its turn.
+ */
 const pushTurn = (s: Supervision, labId: LabId, lab: Lab) =>
   Effect.suspend(() => {
-    const wait = !s.stopping && lab.wanted.push && lab.wanted.waiters.length === 0 ? s.pushTurns.delay(labId) : 0
-    return wait === 0 ? Effect.void : Effect.raceFirst(Effect.sleep(Duration.millis(wait)), lab.urgent.await)
+    const w = lab.wanted
+    const wait = !s.stopping && w.push && !w.pull && w.waiters.length === 0 ? s.pushTurns.delay(labId) : 0
+    if (wait === 0) return Effect.void
+    // closed in the same step as `wanted` was read: a pull asked from now on opens it
+    lab.pullAsked.unsafeClose()
+    return Effect.raceAll([Effect.sleep(Duration.millis(wait)), lab.urgent.await, lab.pullAsked.await])
   })
+
+/**
+ * Whether the job just taken pushes: not before the lab's push turn, unless a forced sync or the stop asks for
+ * everything now. A push it leaves stays wanted, for the worker to run at its turn.
+ */
+const pushesNow = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted) => {
+  if (s.stopping || wanted.waiters.length > 0 || s.pushTurns.delay(labId) === 0) return true
+  if (wanted.push) lab.wanted = { ...lab.wanted, push: true }
+  return false
+}
 
 const work = (s: Supervision, labId: LabId, lab: Lab) =>
   Effect.gen(function* () {
@@ -140,7 +159,8 @@ const work = (s: Supervision, labId: LabId, lab: Lab) =>
       yield* pushTurn(s, labId, lab)
       const wanted = yield* take(s, labId, lab)
       if (Option.isNone(wanted)) return
-      const exit = yield* Effect.exit(Effect.withScheduler(runJob(s, labId, lab, wanted.value), yieldingToRequests))
+      const pushNow = pushesNow(s, labId, lab, wanted.value)
+      const exit = yield* Effect.exit(Effect.withScheduler(runJob(s, labId, lab, wanted.value, pushNow), yieldingToRequests))
       lab.joined = []
       if (Exit.isSuccess(exit) && exit.value === "busy") {
         yield* requeue(s, lab, wanted.value)
@@ -180,6 +200,7 @@ const ask = (s: Supervision, labId: LabId, f: (w: Wanted) => Wanted, urgent = fa
     const lab = labOf(s, labId)
     lab.wanted = f(lab.wanted)
     if (urgent) lab.urgent.unsafeOpen()
+    if (lab.wanted.pull) lab.pullAsked.unsafeOpen()
     if (!lab.hasWorker) {
       lab.hasWorker = true
       // interruptible whatever the fiber that built the service was (a layer is built uninterruptibly)

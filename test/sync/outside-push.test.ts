@@ -3,7 +3,7 @@
  * a second, a git user who pushes as git users do (git pull --rebase, git push, a short pause and again when
  * rejected), over a connection slower than the service's own (250 ms added to each request), gets through within a
  * few attempts, and every API write still lands as its own commit. Against a real git server (git http-backend); on
- * PGlite, or PostgreSQL when DATABASE_URL is set.
+ * PGlite, or PostgreSQL when DATABASE_URL is set. A webhook of such a lab is pulled at once: only its pushes wait their turn.
  */
 import { mkdtemp, rm } from "node:fs/promises"
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http"
@@ -14,7 +14,7 @@ import { diskGit } from "../support/DiskGit.js"
 import { type GitServer, startGitServer } from "../support/GitServer.js"
 import { freshDatabase } from "../support/LabFixture.js"
 import { linkedLab } from "../support/SyncServer.js"
-import { bareGit, put, sleep, type User, userOf } from "../support/SyncSupport.js"
+import { bareGit, deliver, pushDelivery, put, sleep, type User, userOf, webhookAnswer } from "../support/SyncSupport.js"
 import { startTestServer, type TestServer } from "../support/TestServer.js"
 import { PUSH_BURST, PUSH_SPACING_MILLIS } from "../../src/sync/PushPacing.js"
 
@@ -150,5 +150,74 @@ describe("an outside pusher beside a busy lab", { timeout: 180_000 }, () => {
     await user.syncNow(labId)
     const paths = await user.paths(labId)
     for (let k = 0; k < OUTSIDE_PUSHES; k++) expect(paths).toContain(`/outside/o${k}.md`)
+  })
+
+  it("pulls a webhook's push at once while the lab waits for its push turn", async () => {
+    const { url, wc, labId } = await linkedLab(git, user, { slug: "paced", name: "acme/paced", files: { "README.md": "hello\n" }, autoPushOnEdit: true })
+    const bare = bareGit(git.root, "acme/paced")
+    const secret = (await user.secret(labId)).secret ?? ""
+    let writing = true
+    let written = 0
+    const writes: Array<Promise<unknown>> = []
+    const writer = (async () => {
+      const started = performance.now()
+      while (writing) {
+        const n = written++
+        writes.push(user.writeOk(labId, `/notes/api-${n}.md`, `api write ${n}\n`, 201))
+        await sleep(Math.max(0, started + (written * 1000) / WRITES_PER_SECOND - performance.now()))
+      }
+    })()
+    const measure = async () => {
+      // the burst is spent within the first seconds (its last push may still be on its way): the second move of the
+      // branch after that is a paced one, and the next push waits a whole turn from it
+      await sleep(1_500)
+      let head = await bare("rev-parse", "main")
+      for (let move = 0; move < 2; move++) {
+        const before = head
+        for (let i = 0; i < (2 * PUSH_SPACING_MILLIS) / 50 && head === before; i++) {
+          await sleep(50)
+          head = await bare("rev-parse", "main")
+        }
+        expect(head, "the service pushed again within two spacings").not.toBe(before)
+      }
+      const turnStarted = performance.now()
+
+      // an outside push, and its webhook: the lab's push waits for its turn, its pull does not
+      await put(wc.dir, "outside/now.md", "outside now\n")
+      await wc.git("add", "-A")
+      await wc.git("commit", "--quiet", "-m", "outside now")
+      await wc.git("pull", "--quiet", "--rebase", "origin", "main")
+      await wc.git("push", "--quiet", "origin", "HEAD:refs/heads/main")
+      const after = await wc.git("rev-parse", "HEAD")
+      const delivered = performance.now()
+      const answer = await webhookAnswer(
+        await deliver(server, "github", pushDelivery("github", { url, fullName: "acme/paced", branch: "main", before: await wc.git("rev-parse", "HEAD^"), after }, secret))
+      )
+      expect(answer.body.action).toBe("queued")
+      let pulledAfter = Number.POSITIVE_INFINITY
+      for (;;) {
+        if ((await user.read(labId, "/outside/now.md")) !== undefined) {
+          pulledAfter = performance.now() - delivered
+          break
+        }
+        if (performance.now() - delivered > 2 * PUSH_SPACING_MILLIS) break
+        await sleep(25)
+      }
+      // still within the turn the service's last push started: pacing held its next push meanwhile
+      const pending = (await user.status(labId)).pendingCommits
+      const inTurn = performance.now() - turnStarted
+      return { pulledAfter, pending, inTurn }
+    }
+    // the writer stops however the measure ends: no write outlives the test's server
+    const { pulledAfter, pending, inTurn } = await measure().finally(async () => {
+      writing = false
+      await writer
+      await Promise.allSettled(writes)
+    })
+    await user.pushed(labId, 60_000)
+
+    expect(pulledAfter, `pulled ${Math.round(pulledAfter)} ms after the webhook (push spacing ${PUSH_SPACING_MILLIS} ms)`).toBeLessThan(PUSH_SPACING_MILLIS / 4)
+    if (inTurn < PUSH_SPACING_MILLIS - 500) expect(pending, "writes waiting for the lab's push turn").toBeGreaterThan(0)
+    expect(Number(await bare("rev-list", "--count", `--author=${SERVICE_EMAIL}`, "main"))).toBe(written)
   })
 })
