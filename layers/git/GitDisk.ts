@@ -13,6 +13,7 @@ import { compactPacks } from "./PackCompaction.js"
 import { type ObjectReader, openObjectReader } from "./PackReader.js"
 import { withPreloaded } from "./PreloadedReader.js"
 import { storeFs } from "./StoreFs.js"
+import { isLocalStoreFailure } from "./UploadPack.js"
 import { type GuardedTransport, makeTransport, type PhaseLimits, type Resolve, systemResolve, TransportError } from "./Transport.js"
 
 export interface GitDiskOptions {
@@ -148,7 +149,10 @@ class DiskStores {
         catch: (cause) => {
           // the host answered and what it sent, or the store, failed: the next fetch starts from scratch
           if (!(cause instanceof TransportError)) this.suspect.add(labId)
-          return new GitError({ message: `fetch ${remote.url} ${remote.branch}: ${describeFailure(cause)}` })
+          return new GitError({
+            message: `fetch ${remote.url} ${remote.branch}: ${describeFailure(cause)}`,
+            ...(isLocalStoreFailure(cause) ? { cause } : {})
+          })
         }
       })
       if (fetched === undefined) return Option.none()

@@ -9,6 +9,12 @@ import { readAll, statusFailure, type Transport, TransportError } from "./Transp
  * changed). The pack's bytes stream into a PackSink as they arrive.
  */
 
+/** System errors of the local file system: a pack sink's write failing so is the store's failure, never the host's. */
+const LOCAL_STORE_CODES: ReadonlySet<unknown> = new Set(["ENOSPC", "EIO", "EDQUOT", "EROFS"])
+
+export const isLocalStoreFailure = (cause: unknown): boolean =>
+  cause instanceof Error && "code" in cause && LOCAL_STORE_CODES.has(cause.code)
+
 /** A ref advertisement lists every ref; a huge one is refused rather than held. */
 const MAX_ADVERTISEMENT_BYTES = 32 * 1024 * 1024
 /** Answers before the pack (shallow lines, ACK/NAK) are short. */
@@ -193,6 +199,8 @@ export const fetchPack = async (
   } catch (cause) {
     // a ceiling or a protocol failure says itself; a broken or timed-out stream is described, not quoted
     if (cause instanceof TransportError || cause instanceof CeilingExceeded) throw cause
+    // the pack sink's own file system failing (a full disk, say) is the store's failure, not the host's: not retried
+    if (isLocalStoreFailure(cause)) throw cause
     throw new TransportError(target.signal.aborted ? "the git host did not answer in time" : "the connection to the git host failed", !target.signal.aborted)
   }
   if (phase !== "done") throw new TransportError("the git host's answer ended early", true)

@@ -3,6 +3,7 @@ import { Cache, Duration, Effect, Exit, Option } from "effect"
 import { InvalidField } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { notCounted } from "../db/ConnectionLoss.js"
+import { causeIsDiskFull } from "../db/DiskFull.js"
 import { Forbidden } from "../http/Errors.js"
 import type { PageQuery } from "../http/Pagination.js"
 import { LabsRepo } from "../labs/LabsRepo.js"
@@ -111,8 +112,14 @@ export class ApiKeys extends Effect.Service<ApiKeys>()("ApiKeys", {
       capacity: CACHE_CAPACITY,
       // uninterruptible: the first caller runs it for all who wait on it, and may go away (a client hanging up)
       // the lookup notes the key's use (last_used_at): bookkeeping, which leaves a read a read (ConnectionLoss.ts)
-      lookup: (key: string) =>
-        Effect.uninterruptible(Effect.map(notCounted(deps.repo.useByHash(key.slice(key.indexOf(":") + 1))), Option.map(toPrincipal))),
+      // on a full disk (53100, ENOSPC) that note cannot be written: the key is read without it, so reads go on
+      lookup: (key: string) => {
+        const hash = key.slice(key.indexOf(":") + 1)
+        const found = notCounted(deps.repo.useByHash(hash)).pipe(
+          Effect.catchAllCause((cause) => (causeIsDiskFull(cause) ? deps.repo.findLiveByHash(hash) : Effect.failCause(cause)))
+        )
+        return Effect.uninterruptible(Effect.map(found, Option.map(toPrincipal)))
+      },
       // a failed lookup (the database down) is not remembered
       timeToLive: (exit) => (Exit.isSuccess(exit) ? CACHE_TTL : Duration.zero)
     })

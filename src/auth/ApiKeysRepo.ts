@@ -37,6 +37,23 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
         RETURNING id, name, prefix, scopes, created_by, expires_at, revoked_at, last_used_at, created_at`
     })
 
+    /** The same live key without noting its use: identification while the disk is full (the note cannot be written). */
+    const findLiveByHash = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Row,
+      execute: (hash) => sql`
+        WITH RECURSIVE chain (created_by, revoked, depth) AS (
+          SELECT created_by, revoked_at IS NOT NULL, 0 FROM api_keys WHERE secret_hash = ${hash}
+          UNION ALL
+          SELECT k.created_by, k.revoked_at IS NOT NULL, c.depth + 1
+          FROM api_keys k JOIN chain c ON k.id = c.created_by
+          WHERE c.depth < ${MAX_CHAIN}
+        )
+        SELECT id, name, prefix, scopes, created_by, expires_at, revoked_at, last_used_at, created_at
+        FROM api_keys
+        WHERE secret_hash = ${hash} AND NOT EXISTS (SELECT 1 FROM chain WHERE revoked)`
+    })
+
     const findById = SqlSchema.findOne({
       Request: Schema.String,
       Result: Row,
@@ -81,6 +98,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
 
     return {
       useByHash: (hash: string): Effect.Effect<Option.Option<ApiKey>> => Effect.orDie(useByHash(hash)),
+      findLiveByHash: (hash: string): Effect.Effect<Option.Option<ApiKey>> => Effect.orDie(findLiveByHash(hash)),
       findById: (id: ApiKeyId): Effect.Effect<Option.Option<ApiKey>> => Effect.orDie(findById(id)),
       list: (query: PageQuery, owner: string | "all") => Effect.orDie(list(query, owner)),
       insert: (key: ApiKey, secretHash: string) => Effect.orDie(insert(key, secretHash)),

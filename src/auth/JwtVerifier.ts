@@ -1,6 +1,7 @@
-import { Cache, Clock, Context, Data, Duration, Effect, Exit, Layer, Schema } from "effect"
+import { Cache, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Schema } from "effect"
 import { LATEST_TIME } from "../common/Schemas.js"
 import { notCounted } from "../db/ConnectionLoss.js"
+import { causeIsDiskFull } from "../db/DiskFull.js"
 import { Unauthorized } from "../http/Errors.js"
 import { problemWith } from "../http/InputCheck.js"
 import { type Principal, ScopeString } from "./Principal.js"
@@ -109,7 +110,15 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<
               Effect.mapError(() => new Unauthorized({ message: "invalid JWT: its sub, name or exp claim is missing or unusable" }))
             )
             // the user's record is bookkeeping, idempotent: it leaves a read a read (src/db/ConnectionLoss.ts)
-            const id = yield* notCounted(users.upsert(claims.iss, claims.sub, claims.name ?? null))
+            // on a full disk (53100, ENOSPC) the upsert cannot be written: a known user is read without it, so reads
+            // go on; a user never seen still needs the row, and its request keeps the disk-full answer (507)
+            const id = yield* notCounted(users.upsert(claims.iss, claims.sub, claims.name ?? null)).pipe(
+              Effect.catchAllCause((cause) =>
+                causeIsDiskFull(cause)
+                  ? Effect.flatMap(users.find(claims.iss, claims.sub), Option.match({ onNone: () => Effect.failCause(cause), onSome: Effect.succeed }))
+                  : Effect.failCause(cause)
+              )
+            )
             const expiresAt = claims.exp === undefined ? null : new Date(claims.exp * 1000)
             const principal: Principal = {
               id,

@@ -1,5 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import { newId } from "../common/Ids.js"
 
 const UserId = Schema.Struct({ id: Schema.String })
@@ -20,6 +20,13 @@ export class UsersRepo extends Effect.Service<UsersRepo>()("UsersRepo", {
         const [row] = yield* decodeUserIdTuple(rows)
         return row.id
       }).pipe(Effect.orDie)
-    return { upsert }
+    /** The user of a subject, if already known, without a write (identification while the disk is full). */
+    const find = (issuer: string, subject: string) =>
+      Effect.gen(function* () {
+        const rows = yield* sql`SELECT id FROM users WHERE issuer = ${issuer} AND subject = ${subject}`
+        const [row] = yield* Schema.decodeUnknown(Schema.Array(UserId))(rows)
+        return row === undefined ? Option.none<string>() : Option.some(row.id)
+      }).pipe(Effect.orDie)
+    return { upsert, find }
   })
 }) {}

@@ -76,12 +76,19 @@ const diskFull = errorResponse(
 /** Methods that change something: refused while the disk is below its reserve (reads go on). */
 const WRITES: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
+/** Revoking a key: a stolen one must be stoppable while the disk is low (the revocation is one small update). */
+const isKeyRevocation = (method: string, url: string) => method === "DELETE" && url.split("?", 1)[0] === "/api/v1/auth/keys"
+
 /**
  * While the disk is below its reserve, a write with a valid credential (or none) is refused before it is routed: 507
- * with the reason. A bad credential still gets its 401.
+ * with the reason. A bad credential still gets its 401. Exempt: webhook deliveries (they only note that a pull is
+ * wanted, a small row, and git hosts do not redeliver a refused one or disable the hook; the pull itself waits for
+ * space) and key revocations.
  */
-const storageRefusal = (disk: DiskSpaceService, method: string, identified: Identified): Option.Option<string> =>
-  WRITES.has(method) && Either.isRight(identified) ? disk.writesRefused() : Option.none()
+const storageRefusal = (disk: DiskSpaceService, method: string, url: string, identified: Identified): Option.Option<string> =>
+  WRITES.has(method) && Either.isRight(identified) && !url.startsWith(WEBHOOKS) && !isKeyRevocation(method, url)
+    ? disk.writesRefused()
+    : Option.none()
 
 const tooLarge = (limit: number) => errorResponse("PayloadTooLarge", `the request body exceeds ${limit} bytes`)
 
@@ -204,7 +211,7 @@ const serve = (incoming: Incoming, identified: Identified, decision: RateDecisio
       errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
     )
   }
-  const refused = storageRefusal(disk, request.method, identified)
+  const refused = storageRefusal(disk, request.method, url, identified)
   if (Option.isSome(refused)) return answer(errorResponse("InsufficientStorage", refused.value))
   const bodyLimit = bodyLimitFor(url)
   // a webhook's own limit is the receiver's to apply (it counts the failure against the sender)

@@ -14,6 +14,11 @@ export interface DiskSpaceService {
   readonly writesRefused: () => Option.Option<string>
   /** A write failed for lack of space (53100, ENOSPC): refuse writes for a while, and look at the disk again now. */
   readonly reportFull: Effect.Effect<void>
+  /**
+   * Run `action` each time the watched free space climbs back above the reserve (writes refused, then not), for the
+   * life of the caller's scope: work paused meanwhile (pulls) resumes without waiting for an outside event.
+   */
+  readonly onSpaceReturned: (action: Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>
 }
 
 export class DiskSpace extends Context.Tag("DiskSpace")<DiskSpace, DiskSpaceService>() {}
@@ -43,13 +48,24 @@ export const make = (watch: DiskWatch): Effect.Effect<DiskSpaceService, never, S
   Effect.gen(function* () {
     let low: Option.Option<number> = Option.none()
     let fullUntil = 0
+    const scope = yield* Effect.scope
+    const listeners = new Set<Effect.Effect<void>>()
+    // each listener runs on its own fiber: a slow one (a database call) does not hold up the watch
+    const resume = (action: Effect.Effect<void>) =>
+      Effect.forkIn(Effect.catchAllCause(action, (cause) => Effect.logWarning("work resumed after space returned failed", cause)), scope)
+    const returned = Effect.suspend(() => Effect.forEach([...listeners], resume, { discard: true }))
     const look = Effect.flatMap(watch.freeBytes, (free) => {
       const next = Option.filter(free, (bytes) => bytes < watch.reserveBytes)
       const was = low
       low = next
       if (Option.isSome(next) && Option.isNone(was)) return Effect.logWarning(belowReserve(next.value, watch.reserveBytes))
+      // only the watched reserve's recovery resumes work: a database's disk-full hold ends on a clock, not on space
+      // seen to return (a disk that stays full would otherwise ask every lab to pull every few seconds)
       if (Option.isNone(next) && Option.isSome(was)) {
-        return Effect.logInfo(`free space under DATA_DIR is above the reserve of ${mebibytes(watch.reserveBytes)} again: writes are accepted`)
+        return Effect.zipRight(
+          Effect.logInfo(`free space under DATA_DIR is above the reserve of ${mebibytes(watch.reserveBytes)} again: writes are accepted`),
+          returned
+        )
       }
       return Effect.void
     })
@@ -69,7 +85,12 @@ export const make = (watch: DiskWatch): Effect.Effect<DiskSpaceService, never, S
         const first = now >= fullUntil
         fullUntil = now + Duration.toMillis(REPORTED_FULL_HOLD)
         return Effect.zipRight(first ? Effect.logWarning(REPORTED) : Effect.void, look)
-      })
+      }),
+      onSpaceReturned: (action) =>
+        Effect.acquireRelease(
+          Effect.sync(() => listeners.add(action)),
+          () => Effect.sync(() => listeners.delete(action))
+        ).pipe(Effect.asVoid)
     }
   })
 

@@ -54,7 +54,11 @@ export interface Blob {
 }
 
 /** A git operation failed. The message is the service's own description: it never quotes what the remote sent. */
-export class GitError extends Schema.TaggedError<GitError>()("GitError", { message: Schema.String }) {}
+export class GitError extends Schema.TaggedError<GitError>()("GitError", {
+  message: Schema.String,
+  /** The local file system's error when the store failed (ENOSPC: a forced sync answers 507), never the host's content. */
+  cause: Schema.optional(Schema.Unknown)
+}) {}
 
 /** The repository's address is not one git traffic may go to (README: "Outbound git traffic"). */
 export class RemoteRefused extends Schema.TaggedError<RemoteRefused>()("RemoteRefused", { message: Schema.String }) {}

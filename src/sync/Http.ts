@@ -1,6 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
+import { isDiskFull } from "../db/DiskFull.js"
 import { bodyTooLarge, WEBHOOK_MAX_BODY_BYTES } from "../http/BodyLimit.js"
 import { BadGateway, PayloadTooLarge, ValidationError } from "../http/Errors.js"
 import { respondWith } from "../http/Envelope.js"
@@ -21,7 +22,8 @@ export const SyncHttp = HttpApiBuilder.group(Api, "sync", (handlers) =>
       .handle("pull", ({ payload }) =>
         lab.write(payload.labId, (scope) =>
           Effect.zipRight(quotas.forcedSync(scope.lab), sync.syncNow(scope.labId, Option.fromNullable(payload.subPath))).pipe(
-            Effect.catchTag("GitError", (e) => Effect.fail(new BadGateway({ message: `git: ${e.message}` })))
+            // the lab's store out of space is the disk's failure (507, GlobalMiddleware.ts), not the host's (502)
+            Effect.catchTag("GitError", (e) => (isDiskFull(e) ? Effect.die(e) : Effect.fail(new BadGateway({ message: `git: ${e.message}` }))))
           )
         )
       )

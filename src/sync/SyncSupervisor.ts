@@ -5,6 +5,7 @@ import { makeSlots } from "./JobSlots.js"
 import { exclusiveWithin, LabLocks, LockBusy, LockUnavailable } from "./LabLocks.js"
 import type { SyncResult } from "./RepoLink.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
+import { DiskSpace } from "../status/DiskSpace.js"
 import { SyncEngine } from "./SyncEngine.js"
 import { SyncRepo } from "./SyncRepo.js"
 import { sweep } from "./SyncSweep.js"
@@ -312,6 +313,16 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
         pull: (labId) => ask(s, systemLab(labId), (w) => ({ ...w, pull: true }))
       })
     )
+
+    // pulls paused while the disk was below its reserve (SyncEngine.ts) run once space returns, webhook or not
+    const disk = yield* Effect.serviceOption(DiskSpace)
+    if (Option.isSome(disk)) {
+      yield* disk.value.onSpaceReturned(
+        Effect.flatMap(repo.linkedLabIds, (labIds) =>
+          Effect.forEach(labIds, (labId) => ask(s, systemLab(labId), (w) => ({ ...w, pull: true })), { discard: true })
+        )
+      )
+    }
 
     return {
       /** A webhook or a new link: pull the newest head (coalesced; on record until pulled, for the replicas' sweep). */

@@ -4,13 +4,22 @@
  * through the user upsert it ends with, counted here.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, TestClock } from "effect"
+import { Cause, Effect, Exit, Layer, Option, TestClock } from "effect"
 import * as JoseJwks from "../../layers/auth/JoseJwks.js"
 import { JwtVerifier } from "../../src/auth/JwtVerifier.js"
 import { UsersRepo } from "../../src/auth/UsersRepo.js"
 import { startIdentityProvider, type TestIdentityProvider } from "../support/Jwks.js"
 
-const withVerifier = <A, E>(test: (provider: TestIdentityProvider, verifications: () => number) => Effect.Effect<A, E, JwtVerifier>) =>
+/** What the users' repository does besides counting its upserts (the default: upserts succeed). */
+interface UsersDouble {
+  readonly upsert?: Effect.Effect<string>
+  readonly find?: Effect.Effect<Option.Option<string>>
+}
+
+const withVerifier = <A, E>(
+  test: (provider: TestIdentityProvider, verifications: () => number) => Effect.Effect<A, E, JwtVerifier>,
+  double: UsersDouble = {}
+) =>
   Effect.gen(function* () {
     // the test clock starts at the wall clock's time, which the tokens are signed at
     yield* TestClock.setTime(Date.now())
@@ -18,7 +27,10 @@ const withVerifier = <A, E>(test: (provider: TestIdentityProvider, verifications
     let upserts = 0
     const users = Layer.succeed(
       UsersRepo,
-      UsersRepo.make({ upsert: () => Effect.sync(() => (upserts++, "user_counted")) })
+      UsersRepo.make({
+        upsert: () => Effect.zipRight(Effect.sync(() => upserts++), double.upsert ?? Effect.succeed("user_counted")),
+        find: () => double.find ?? Effect.succeed(Option.none())
+      })
     )
     const verifier = JwtVerifier.layer({
       jwksUrl: provider.jwksUrl,
@@ -75,5 +87,32 @@ describe("the verified-JWT cache", () => {
         yield* verify(token)
         expect(verifications()).toBe(1)
       })
+    ))
+
+  // the database's disk_full as the driver reports it (a SqlError made a defect carries it as its cause)
+  const diskFull = Effect.die(Object.assign(new Error("could not extend file: No space left on device"), { code: "53100" }))
+
+  it.effect("a known user is read without the upsert when the disk is full: reads go on", () =>
+    withVerifier(
+      (provider) =>
+        Effect.gen(function* () {
+          const { verify } = yield* JwtVerifier
+          const token = yield* Effect.promise(() => provider.sign({ expiresIn: 3600 }))
+          const principal = yield* verify(token)
+          expect(principal.id).toBe("user_known")
+        }),
+      { upsert: diskFull, find: Effect.succeed(Option.some("user_known")) }
+    ))
+
+  it.effect("a user never seen, on a full disk, keeps the disk-full failure (its row cannot be written)", () =>
+    withVerifier(
+      (provider) =>
+        Effect.gen(function* () {
+          const { verify } = yield* JwtVerifier
+          const token = yield* Effect.promise(() => provider.sign({ expiresIn: 3600 }))
+          const exit = yield* Effect.exit(verify(token))
+          expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+        }),
+      { upsert: diskFull, find: Effect.succeed(Option.none()) }
     ))
 })

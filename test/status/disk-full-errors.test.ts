@@ -30,6 +30,17 @@ const DISK_FULL_TRIGGER = `
   CREATE TRIGGER disk_full_now BEFORE INSERT OR UPDATE ON files FOR EACH ROW EXECUTE FUNCTION disk_full_now();
 `
 
+/** A key's use noted (last_used_at) fails as the database does on a full disk; its revocation does not trip it. */
+const KEY_USE_DISK_FULL_TRIGGER = `
+  CREATE TRIGGER key_use_disk_full BEFORE UPDATE ON api_keys FOR EACH ROW
+  WHEN (NEW.last_used_at IS DISTINCT FROM OLD.last_used_at) EXECUTE FUNCTION disk_full_now();
+`
+
+const answerAs = async (server: TestServer, token: string, method: string, path: string) => {
+  const response = await server.request(method, path, { token })
+  return { status: response.status, body: await response.text() }
+}
+
 const answer = async (server: TestServer, method: string, path: string, json?: unknown) => {
   const response = await server.request(method, path, json === undefined ? { token: server.adminKey } : { token: server.adminKey, json })
   return { status: response.status, body: await response.text() }
@@ -81,5 +92,44 @@ describe.each(DATABASES)("a disk-full error from the database (%s)", (_name, url
     )
     const again = await answer(server, "POST", "/api/v1/files", { labId, path: "/b.md", content: "b" })
     expect(again.status, again.body).toBe(201)
+  })
+
+  it("while writes are refused: webhook deliveries are heard, keys can be revoked, a key never used yet identifies", { timeout: 60_000 }, async () => {
+    const db = await freshDatabase(url)
+    cleanups.push(db.drop)
+    const server = await startTestServer(db.settings)
+    cleanups.push(server.close)
+    const lab = await operatorOf(server).createLab("disk-exempt")
+    const keyOf = async (name: string) => {
+      const created = await answer(server, "POST", "/api/v1/auth/keys", { name, scopes: [`lab:${lab.slug}:r`] })
+      expect(created.status, created.body).toBe(201)
+      return (JSON.parse(created.body) as { data: { id: string; key: string } }).data
+    }
+    // neither used yet: the first request by either notes its use (an update of api_keys)
+    const reader = await keyOf("reader")
+    const stolen = await keyOf("stolen")
+
+    await server.sql((sql) => sql.unsafe(DISK_FULL_TRIGGER + KEY_USE_DISK_FULL_TRIGGER))
+    const failed = await answer(server, "POST", "/api/v1/files", { labId: lab.id, path: "/b.md", content: "b" })
+    expect(failed.status, failed.body).toBe(507)
+    // writes are refused now; a delivery only notes that a pull is wanted, and a refused one is not sent again
+    const ping = { zen: "Keep it logically awesome.", hook_id: 1, repository: { full_name: "acme/none", clone_url: "https://example.com/acme/none.git" } }
+    const delivery = await server.request("POST", "/api/webhooks/github", {
+      body: JSON.stringify(ping),
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "ping",
+        "x-github-delivery": "ping-disk",
+        "x-hub-signature-256": `sha256=${"0".repeat(64)}`
+      }
+    })
+    expect(delivery.status, await delivery.text()).not.toBe(507)
+    const revoked = await answer(server, "DELETE", `/api/v1/auth/keys?id=${stolen.id}`)
+    expect(revoked.status, revoked.body).toBe(200)
+    expect((await answerAs(server, stolen.key, "GET", "/api/v1/me")).status).toBe(401)
+    // the reader's use cannot be noted (53100): it is identified without the note
+    const me = await answerAs(server, reader.key, "GET", "/api/v1/me")
+    expect(me.status, me.body).toBe(200)
+    expect(JSON.parse(me.body)).toMatchObject({ data: { id: reader.id, kind: "api_key" } })
   })
 })

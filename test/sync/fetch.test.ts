@@ -6,7 +6,12 @@ import { promisify } from "node:util"
 import { afterAll, describe, expect, it } from "vitest"
 import { DEFAULT_CEILINGS, fetchInto } from "../../layers/git/Fetch.js"
 import { openObjectReader } from "../../layers/git/PackReader.js"
-import { makeTransport, systemResolve } from "../../layers/git/Transport.js"
+import { describeFailure } from "../../layers/git/GitFailure.js"
+import { makePackSink, type PackSink } from "../../layers/git/PackSink.js"
+import { makeTransport, systemResolve, TransportError } from "../../layers/git/Transport.js"
+import { advertisement, fetchPack } from "../../layers/git/UploadPack.js"
+import { isDiskFull } from "../../src/db/DiskFull.js"
+import { GitError } from "../../src/sync/Git.js"
 import { LOOPBACK } from "../support/DiskGit.js"
 import { workingCopy, type GitServer } from "../support/GitServer.js"
 import { useGitServer } from "../support/SyncServer.js"
@@ -105,5 +110,31 @@ describe("native fetch", () => {
     server.failWith(503, 3)
     await expect(shallowClone({ gitdir: await bareRepo("down-clone"), url, branch: "main" })).rejects.toThrow(/503/)
     expect(server.requests().length - before).toBe(3)
+  })
+
+  it("a pack the local disk cannot take (ENOSPC from the sink) is the store's failure: not a transient host failure", async () => {
+    const url = await server.createRepo("full-disk")
+    const wc = await workingCopy(url)
+    fs.writeFileSync(join(wc.dir, "a.md"), "a\n")
+    const tip = await wc.commitAndPush("one")
+    const target = { transport, url, branch: "main", headers: {}, signal: new AbortController().signal }
+    const advertised = await advertisement(target)
+    const enospc = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC", errno: -28, syscall: "write" })
+    const sink: PackSink = {
+      ...makePackSink(root, { maxPackBytes: 1 << 30, maxObjects: 1_000_000 }),
+      write: () => {
+        throw enospc
+      }
+    }
+    const failure = await fetchPack(target, advertised, { tip, have: undefined, shallow: [], depth: 1 }, sink).then(
+      () => undefined,
+      (cause: unknown) => cause
+    )
+    expect(failure).toBe(enospc)
+    expect(failure).not.toBeInstanceOf(TransportError)
+    expect(describeFailure(failure)).toBe("the lab's git store failed (ENOSPC)")
+    // as GitDisk.ts reports it: the disk-full mapping sees it (a forced sync answers 507, not 502)
+    expect(isDiskFull(new GitError({ message: "fetch: the lab's git store failed (ENOSPC)", cause: failure }))).toBe(true)
+    await wc.remove()
   })
 })
