@@ -136,8 +136,9 @@ const inSnapshot = (sql: SqlClient.SqlClient, backupId: string, labId: LabId) =>
   Effect.scoped(
     Effect.gen(function* () {
       const connection = yield* sql.reserve
-      yield* connection.executeUnprepared("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [], undefined)
+      // the ROLLBACK is in place before the BEGIN: the connection never goes back to the pool inside a transaction
       yield* Effect.addFinalizer(() => Effect.ignore(connection.executeUnprepared("ROLLBACK", [], undefined)))
+      yield* connection.executeUnprepared("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", [], undefined)
       const read = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
         Effect.provideService(effect, SqlClient.TransactionConnection, [connection, 1] as const)
       const dump = yield* attempt(sql, backupId, labId, { read, since: Option.none() })

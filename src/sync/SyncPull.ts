@@ -118,8 +118,10 @@ const planOf = (deps: EngineDeps, labId: LabId, link: RepoLink, head: Head, subP
  * Store the plan's files a batch at a time, so memory stays bounded on big trees: the database stores one batch
  * while the next is read from git (one write in flight, on the transaction's connection).
  */
+// the writer fibers are scoped: a failed read ends them before the transaction they write in rolls back and its
+// connection goes back to the pool
 const storeAll = (deps: EngineDeps, labId: LabId, plan: PullPlan, reading: Reading, first: { batch: ReadonlyArray<PulledFile>; next: number }) =>
-  Effect.gen(function* () {
+  Effect.scoped(Effect.gen(function* () {
     let added = 0
     let updated = 0
     const store = (batch: ReadonlyArray<PulledFile>) =>
@@ -127,16 +129,16 @@ const storeAll = (deps: EngineDeps, labId: LabId, plan: PullPlan, reading: Readi
         added += r.added.length
         updated += r.updated.length
       })
-    let writing = yield* Effect.fork(store(first.batch))
+    let writing = yield* Effect.forkScoped(store(first.batch))
     for (let start = first.next; start < plan.toRead.length; ) {
       const { batch, next } = yield* readBatch(deps, labId, plan.toRead, reading, start)
       start = next
       yield* Fiber.join(writing)
-      writing = yield* Effect.fork(store(batch))
+      writing = yield* Effect.forkScoped(store(batch))
     }
     yield* Fiber.join(writing)
     return { added, updated }
-  })
+  }))
 
 /** The plan carried out in one transaction: files, figures, sync state and the activity entry. */
 const carryOut = (
