@@ -38,6 +38,9 @@ const pool = (url: Redacted.Redacted<string>, maxConnections: number) =>
         connectionString: Redacted.value(url),
         max: maxConnections,
         connectionTimeoutMillis: Duration.toMillis(CONNECT_TIMEOUT),
+        // TCP keepalives on the client side too, so that a connection to a host gone silent ends rather than hangs
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
         application_name: "lab-service",
         types
       })

@@ -1,12 +1,24 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
-import { Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
-import { isConnectionLoss, isPoolBusy } from "../src/db/ConnectionLoss.js"
+import { SqlError } from "@effect/sql/SqlError"
+import { Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
+import * as pg from "pg"
+import { isPoolBusy } from "../src/db/ConnectionLoss.js"
 import { fromLock, LabLocks, LockBusy, LockUnavailable } from "../src/sync/LabLocks.js"
 
 /** Arbitrary constant: the advisory-lock class of the labs' sync locks (the lab id, hashed, is the object). */
 const SYNC_LOCK_CLASS = 7_341_003
+
+/**
+ * A session statement unanswered after this is taken for a silent database host (a partition, a frozen VM): the
+ * session is dropped and the lock attempt fails, rather than every lock and unlock of the replica waiting on it for
+ * the ~15 minutes TCP would take to give up.
+ */
+export const SESSION_STATEMENT_TIMEOUT = Duration.seconds(5)
+
+/** The pg client under a reserved @effect/sql-pg connection (its `pg` field), so that a session dropped can end its socket. */
+const pgClientOf = (connection: Connection): Option.Option<pg.Client> =>
+  "pg" in connection && connection.pg instanceof pg.Client ? Option.some(connection.pg) : Option.none()
 
 interface Session {
   readonly connection: Connection
@@ -21,7 +33,9 @@ interface Session {
  * unlocked when its holder's scope closes. A session's locks are re-entrant, so the labs held here are also kept in
  * memory: a second holder of a lab in this process is refused. The locks end with their holders, or with the session
  * when the replica dies: at once when its process dies (the socket closes), within about 25 s when its host does
- * (the session's TCP keepalives).
+ * (the session's TCP keepalives). A session statement that fails or stays unanswered for SESSION_STATEMENT_TIMEOUT
+ * drops the session and its connection (PostgreSQL ends its locks when it sees the connection closed): a silent
+ * database costs a lock attempt seconds, never every lock of the replica a quarter of an hour.
  */
 export const layer = Layer.scoped(
   LabLocks,
@@ -46,6 +60,7 @@ export const layer = Layer.scoped(
       return opened
     })
 
+    // the session's connection back to the pool, holding no lock
     const close = (s: Session) =>
       Effect.suspend(() => {
         if (Option.isSome(session) && session.value === s) session = Option.none()
@@ -53,12 +68,32 @@ export const layer = Layer.scoped(
       })
 
     /**
-     * A statement on the session. One that lost the connection closes the session (PostgreSQL ended its locks; the
-     * next statement opens another); any other failure keeps it: closing it would put a connection holding locks
-     * back in the pool.
+     * Drops the session: its connection is ended, never put back in the pool, since it may still hold locks or be
+     * stuck on a statement (pg destroys the socket of a client with a statement under way; the pool then removes it).
+     */
+    const drop = (s: Session) =>
+      Effect.suspend(() => {
+        const client = pgClientOf(s.connection)
+        if (Option.isSome(client)) client.value.end().catch(() => {})
+        return close(s)
+      })
+
+    /**
+     * A statement on the session, interruptible and bounded by SESSION_STATEMENT_TIMEOUT. Any failure drops the
+     * session: a connection lost or silent has lost its locks or soon will, and one that answered with an error
+     * (57014, a cancel) is in a state not worth keeping; the next statement opens another session. The statement is
+     * disconnected so that the timeout answers at once while pg's cancel of it runs on.
      */
     const statement = (s: Session, text: string, params: ReadonlyArray<unknown>): Effect.Effect<ReadonlyArray<ReadonlyArray<unknown>>, SqlError> =>
-      Effect.tapError(s.connection.executeValues(text, params), (e) => (isConnectionLoss(e) ? close(s) : Effect.void))
+      s.connection.executeValues(text, params).pipe(
+        Effect.disconnect,
+        Effect.interruptible,
+        Effect.timeoutFail({
+          duration: SESSION_STATEMENT_TIMEOUT,
+          onTimeout: () => new SqlError({ cause: null, message: "the lock session's statement was not answered in time" })
+        }),
+        Effect.tapError(() => drop(s))
+      )
 
     // one statement at a time on the session, none cut halfway
     const onSession = <A>(f: (s: Session) => Effect.Effect<A, SqlError>) =>
@@ -69,7 +104,7 @@ export const layer = Layer.scoped(
         Effect.map(statement(s, "SELECT pg_try_advisory_lock($1, hashtext($2))", [SYNC_LOCK_CLASS, labId]), (rows) => rows[0]?.[0] === true)
       )
 
-    // the connection goes back to the pool once no lab is held
+    // the connection goes back to the pool once no lab is held; a failed unlock has dropped the session (statement)
     const unlock = (labId: string) =>
       Effect.ignore(
         onSession((s) =>
