@@ -95,22 +95,34 @@ export const layer = Layer.scoped(
         Effect.tapError(() => drop(s))
       )
 
-    // one statement at a time on the session, none cut halfway
+    // one statement at a time on the session, none cut halfway; the session is read once the mutex is held (one read
+    // before could be a session another holder has since closed, its connection back in the pool and in other hands)
     const onSession = <A>(f: (s: Session) => Effect.Effect<A, SqlError>) =>
-      Effect.uninterruptible(mutex.withPermits(1)(Effect.flatMap(Option.match(session, { onNone: () => open, onSome: Effect.succeed }), f)))
-
-    const tryLock = (labId: string) =>
-      onSession((s) =>
-        Effect.map(statement(s, "SELECT pg_try_advisory_lock($1, hashtext($2))", [SYNC_LOCK_CLASS, labId]), (rows) => rows[0]?.[0] === true)
+      Effect.uninterruptible(
+        mutex.withPermits(1)(Effect.flatMap(Effect.suspend(() => Option.match(session, { onNone: () => open, onSome: Effect.succeed })), f))
       )
 
-    // the connection goes back to the pool once no lab is held; a failed unlock has dropped the session (statement)
+    // a lab held elsewhere is forgotten here at once, and the session closed if it now holds nothing
+    const tryLock = (labId: string) =>
+      onSession((s) =>
+        Effect.flatMap(statement(s, "SELECT pg_try_advisory_lock($1, hashtext($2))", [SYNC_LOCK_CLASS, labId]), (rows) => {
+          if (rows[0]?.[0] === true) return Effect.succeed(true)
+          held.delete(labId)
+          return Effect.as(held.size === 0 ? close(s) : Effect.void, false)
+        })
+      )
+
+    // a lab is forgotten only once its unlock ran, so no other unlock closes the session under its lock; the
+    // connection goes back to the pool once no lab is held (a failed unlock has dropped the session: statement)
     const unlock = (labId: string) =>
       Effect.ignore(
         onSession((s) =>
           Effect.zipRight(
             statement(s, "SELECT pg_advisory_unlock($1, hashtext($2))", [SYNC_LOCK_CLASS, labId]),
-            Effect.suspend(() => (held.size === 0 ? close(s) : Effect.void))
+            Effect.suspend(() => {
+              held.delete(labId)
+              return held.size === 0 ? close(s) : Effect.void
+            })
           )
         )
       )
@@ -128,7 +140,7 @@ export const layer = Layer.scoped(
             Effect.tapError(() => Effect.sync(() => held.delete(labId)))
           )
         }),
-        () => Effect.zipRight(Effect.sync(() => held.delete(labId)), unlock(labId))
+        () => Effect.ensuring(unlock(labId), Effect.sync(() => held.delete(labId)))
       )
 
     yield* Effect.addFinalizer(() => Option.match(session, { onNone: () => Effect.void, onSome: close }))

@@ -31,7 +31,8 @@ const makeLabCache = (repo: LabsRepo) =>
       capacity: CACHE_CAPACITY,
       // run in the first caller's fiber: uninterruptible, so a caller that goes away does not fail the others waiting
       lookup: (ref: string) => Effect.uninterruptible(repo.findByRef(ref)),
-      timeToLive: (exit) => (Exit.isSuccess(exit) && Option.isSome(exit.value) ? CACHE_TTL : MISS_TTL)
+      // a failed lookup (a lost or busy database) is never remembered: the next request asks again
+      timeToLive: (exit) => (Exit.isFailure(exit) ? Duration.zero : Option.isSome(exit.value) ? CACHE_TTL : MISS_TTL)
     })
 
     // a new lab's id and slug may be remembered as misses: forgotten, so it is reachable at once
