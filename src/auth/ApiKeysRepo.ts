@@ -16,22 +16,24 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
     const sql = yield* SqlClient.SqlClient
 
     /**
-     * Find a live key by the hash of its secret, and note that it was used. A key
-     * is live when neither it nor any key up its chain of creators is revoked:
-     * a child minted by a revoked key (on a replica whose cache still trusted it)
-     * dies with it.
+     * A key is live when neither it nor any key up its chain of creators is revoked: a child minted by a revoked key
+     * (on a replica whose cache still trusted it) dies with it.
      */
-    const useByHash = SqlSchema.findOne({
-      Request: Schema.String,
-      Result: Row,
-      execute: (hash) => sql`
+    const liveChain = (hash: string) => sql`
         WITH RECURSIVE chain (created_by, revoked, depth) AS (
           SELECT created_by, revoked_at IS NOT NULL, 0 FROM api_keys WHERE secret_hash = ${hash}
           UNION ALL
           SELECT k.created_by, k.revoked_at IS NOT NULL, c.depth + 1
           FROM api_keys k JOIN chain c ON k.id = c.created_by
           WHERE c.depth < ${MAX_CHAIN}
-        )
+        )`
+
+    /** Find a live key by the hash of its secret, and note that it was used. */
+    const useByHash = SqlSchema.findOne({
+      Request: Schema.String,
+      Result: Row,
+      execute: (hash) => sql`
+        ${liveChain(hash)}
         UPDATE api_keys SET last_used_at = now()
         WHERE secret_hash = ${hash} AND NOT EXISTS (SELECT 1 FROM chain WHERE revoked)
         RETURNING id, name, prefix, scopes, created_by, expires_at, revoked_at, last_used_at, created_at`
@@ -42,13 +44,7 @@ export class ApiKeysRepo extends Effect.Service<ApiKeysRepo>()("ApiKeysRepo", {
       Request: Schema.String,
       Result: Row,
       execute: (hash) => sql`
-        WITH RECURSIVE chain (created_by, revoked, depth) AS (
-          SELECT created_by, revoked_at IS NOT NULL, 0 FROM api_keys WHERE secret_hash = ${hash}
-          UNION ALL
-          SELECT k.created_by, k.revoked_at IS NOT NULL, c.depth + 1
-          FROM api_keys k JOIN chain c ON k.id = c.created_by
-          WHERE c.depth < ${MAX_CHAIN}
-        )
+        ${liveChain(hash)}
         SELECT id, name, prefix, scopes, created_by, expires_at, revoked_at, last_used_at, created_at
         FROM api_keys
         WHERE secret_hash = ${hash} AND NOT EXISTS (SELECT 1 FROM chain WHERE revoked)`
