@@ -34,9 +34,17 @@ export const RepoUrl = Schema.String.pipe(
   })
 ).annotations({ description: "the repository's http(s) clone URL" })
 
-export const BranchName = Schema.String.pipe(
-  Schema.pattern(/^(?!\/|.*\/\/|.*\.\.|.*\.lock$|.*\/$)[A-Za-z0-9._/-]{1,200}$/, { message: () => "must be a valid branch name" })
-)
+/** git's check-ref-format for a branch, on the characters we allow: no empty component, none starting with `.` or
+ * ending with `.lock`, no `..`, no trailing `.` (git refuses `refs/heads/.`, and the link would fail every sync). */
+const isBranchName = (name: string): boolean =>
+  name.length >= 1 &&
+  name.length <= 200 &&
+  /^[A-Za-z0-9._/-]+$/.test(name) &&
+  !name.includes("..") &&
+  !name.endsWith(".") &&
+  name.split("/").every((part) => part.length > 0 && !part.startsWith(".") && !part.endsWith(".lock"))
+
+export const BranchName = Schema.String.pipe(Schema.filter(isBranchName, { message: () => "must be a valid branch name" }))
 
 /** PATCH /api/v1/sync: link a repository or change the link; absent fields keep their values. */
 export const LinkRepo = Body({
