@@ -30,7 +30,11 @@ let stopped
  */
 const noteAborts = (pglite) => {
   const step = pglite.mod._PostgresMainLoopOnce
+  let stepsAfterAbort = 0
   pglite.mod._PostgresMainLoopOnce = (...args) => {
+    // PGlite's loop stepping on and on after the abort spins (it takes one more step, then returns): the stop is sent
+    // from inside the loop, since no answer would be, and the main thread ends this thread
+    if (stopped !== undefined && ++stepsAfterAbort === 1_000) parentPort.postMessage({ stopped })
     try {
       return step(...args)
     } catch (error) {
@@ -67,7 +71,7 @@ const run = async ({ op, sql, params, rowMode }) => {
   }
 }
 
-parentPort.on("message", async (request) => {
+const answer = async (request) => {
   if (stopped !== undefined && request.op !== "close") return parentPort.postMessage({ id: request.id, ok: false, error: stopped })
   try {
     parentPort.postMessage({ id: request.id, ok: true, result: await run(request) })
@@ -79,4 +83,14 @@ parentPort.on("message", async (request) => {
   }
   // the main thread ends this thread and opens the database again on a new one (PgliteWorker.ts)
   if (stopped !== undefined) parentPort.postMessage({ stopped })
+}
+
+// One request at a time, each after the last one's answer: a statement waiting in PGlite's own queue behind the one
+// that PANICked (a write's behind the search indexer's, say) could otherwise be run on the aborted module before that
+// answer and the stop were sent, and spin for ever, answering nothing
+let previous = Promise.resolve()
+parentPort.on("message", (request) => {
+  const answered = previous.then(() => answer(request))
+  // a failure to answer stays unhandled, ending the thread as before; the next request still waits its turn
+  previous = answered.catch(() => undefined)
 })

@@ -140,13 +140,18 @@ describe.skipIf(!canMountTmpfs())("a full disk under DATA_DIR", () => {
   it("PGlite with no reserve meets the full disk itself (a WAL segment it cannot write): no freeze, and it heals once space returns", { timeout: 300_000 }, async () => {
     const disk = await smallDisk(160)
     const service = await start(disk, undefined, "0")
+    const answers: Array<Answer> = []
     try {
       const labId = await createLab(service)
       // less than the 16 MiB of a new WAL segment: the write that needs one PANICs PGlite
       await disk.fillTo(10 * MIB)
-      const answers: Array<Answer> = []
       for (let i = 0; i < 400; i++) {
-        const answer = await call(service, "POST", "/api/v1/files", { labId, path: `/fill/${i}.md`, content: incompressible(150_000) })
+        // a read alongside each write: another statement may then be waiting in the worker when the PANIC comes (it
+        // must be refused, not run on the aborted PGlite, which would spin and answer nothing: pglite-worker.mjs)
+        const [answer] = await Promise.all([
+          call(service, "POST", "/api/v1/files", { labId, path: `/fill/${i}.md`, content: incompressible(150_000) }),
+          call(service, "GET", `/api/v1/files?labId=${labId}&path=/fill/0.md`)
+        ])
         answers.push(answer)
         if (answer.status !== 201) break
       }
@@ -184,6 +189,10 @@ describe.skipIf(!canMountTmpfs())("a full disk under DATA_DIR", () => {
         expect((await call(service, "GET", `/api/v1/files?labId=${labId}&path=/fill/${i}.md`)).status).toBe(200)
       }
       expect(await service.stop("SIGTERM")).toBe(0)
+    } catch (error) {
+      // which request went unanswered, and what the service said meanwhile (a flake under load is otherwise mute)
+      console.error(`writes (status, ms): ${JSON.stringify(answers.map((a) => [a.status, a.ms]))}\nthe service's output:\n${service.output()}`)
+      throw error
     } finally {
       await service.stop("SIGKILL")
     }
