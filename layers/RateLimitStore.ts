@@ -1,9 +1,9 @@
 import * as RateLimiter from "@effect/experimental/RateLimiter"
 import { Clock, Context, Duration, Effect, Layer, Option, type Scope } from "effect"
-import type { Redis, RedisOptions } from "ioredis"
+import type { RedisOptions } from "ioredis"
 import { createHash } from "node:crypto"
 import { FixedWindowCounter } from "../src/ratelimit/RateLimits.js"
-import { DEFAULT_REDIS_RETRY_MILLIS, withMemoryFallback } from "./RedisFallback.js"
+import { DEFAULT_REDIS_RETRY_MILLIS, type RedisStore, withMemoryFallback } from "./RedisFallback.js"
 
 /**
  * Stores for `@effect/experimental`'s RateLimiter with calendar (fixed) windows.
@@ -157,11 +157,6 @@ return count
 `
 const FIXED_WINDOW_SHA = createHash("sha1").update(FIXED_WINDOW_SCRIPT).digest("hex")
 
-/** The Redis store and the client under it (layers/RedisFallback.ts watches the client). */
-export interface RedisStore {
-  readonly store: Store
-  readonly client: Redis
-}
 
 const makeRedisStore = (options: RedisOptions, prefix: string): Effect.Effect<RedisStore, never, Scope.Scope> =>
   Effect.gen(function* () {

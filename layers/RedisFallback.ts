@@ -1,6 +1,15 @@
-import { Effect, Runtime, Schedule, type Scope } from "effect"
+import type * as RateLimiter from "@effect/experimental/RateLimiter"
+import { type Context, Effect, Runtime, Schedule, type Scope } from "effect"
+import type { Redis } from "ioredis"
 import { reasonOf } from "../src/ratelimit/RateLimits.js"
-import type { RedisStore, Store } from "./RateLimitStore.js"
+
+type Store = Context.Tag.Service<RateLimiter.RateLimiterStore>
+
+/** The Redis store and the client under it, whose connection events this breaker watches. */
+export interface RedisStore {
+  readonly store: Store
+  readonly client: Redis
+}
 
 /** How often a Redis known to be away is tried again (RATE_LIMIT_REDIS_RETRY_MS). */
 export const DEFAULT_REDIS_RETRY_MILLIS = 2_000
