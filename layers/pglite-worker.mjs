@@ -2,6 +2,7 @@
 // the service's event loop keeps serving while the database works. Plain
 // JavaScript: a worker starts from a file that every runner (node, tsx, vitest)
 // loads as is. One request at a time: {id, op: "exec" | "query" | "raw" | "close", sql, params, rowMode}.
+import { statfsSync } from "node:fs"
 import { parentPort, workerData } from "node:worker_threads"
 import { describeFailure, openPglite } from "./pglite-open.mjs"
 import { encodeTextArray } from "./pglite-text-array.mjs"
@@ -17,6 +18,17 @@ const failure = (error) => {
 }
 
 const TEXT_ARRAY_OID = 1009
+/** A new WAL segment's size: less free than this under the data directory, and a PANIC is taken for a full disk. */
+const ROOM_FOR_WAL = 16 * 1024 * 1024
+
+const roomLeft = () => {
+  try {
+    const stats = statfsSync(workerData.dataDir ?? ".")
+    return stats.bavail * stats.bsize
+  } catch {
+    return Number.POSITIVE_INFINITY
+  }
+}
 
 let db
 let options
@@ -25,20 +37,26 @@ let options
 let stopped
 
 /**
- * PGlite's loop swallows whatever its step throws, and an abort is not the longjmp of an ERROR: note it. The step is
- * the module's export, wrapped in place (PGlite reads it from the module at each step).
+ * PGlite's loop swallows whatever its step throws, and an abort is not the longjmp of an ERROR: note it, and say so at
+ * once. After an abort the loop's next step may never return (a thread spinning at 100 % CPU), so no answer would
+ * follow: the main thread ends this thread on the message (PgliteWorker.ts). The step is the module's export, wrapped
+ * in place (PGlite reads it from the module at each step).
  */
 const noteAborts = (pglite) => {
+  // PostgreSQL's own report of the PANIC comes, if at all, after the stop: a full disk, its usual cause, is seen here
+  const abortReport = () =>
+    roomLeft() < ROOM_FOR_WAL
+      ? { severity: "PANIC", code: "53100", message: "PGlite aborted: no space left on device for its write-ahead log" }
+      : { severity: "PANIC", message: "PGlite aborted (PostgreSQL PANICked)" }
   const step = pglite.mod._PostgresMainLoopOnce
-  let stepsAfterAbort = 0
   pglite.mod._PostgresMainLoopOnce = (...args) => {
-    // PGlite's loop stepping on and on after the abort spins (it takes one more step, then returns): the stop is sent
-    // from inside the loop, since no answer would be, and the main thread ends this thread
-    if (stopped !== undefined && ++stepsAfterAbort === 1_000) parentPort.postMessage({ stopped })
     try {
       return step(...args)
     } catch (error) {
-      if (error?.status !== pglite.POSTGRES_MAIN_LONGJMP) stopped ??= { severity: "PANIC", message: `PGlite aborted: ${failure(error).message}` }
+      if (error?.status !== pglite.POSTGRES_MAIN_LONGJMP && stopped === undefined) {
+        stopped = abortReport()
+        parentPort.postMessage({ stopped })
+      }
       throw error
     }
   }
