@@ -16,14 +16,19 @@ export interface JobSlotSettings {
   readonly probes: number
   /** GIT_RETRY_PROBE_SLOTS: probes at once of labs whose last attempt failed. */
   readonly retryProbes: number
+  /** GIT_SLOT_STALL_MS: how long a job's host may stall while other labs wait for a job slot (SlotLease.ts). */
+  readonly stallMillis: number
 }
 
-export const DEFAULT_JOB_SLOTS: JobSlotSettings = { jobs: 2, retryJobs: 1, probes: 16, retryProbes: 4 }
+export const DEFAULT_JOB_SLOTS: JobSlotSettings = { jobs: 2, retryJobs: 1, probes: 16, retryProbes: 4, stallMillis: 1_000 }
 
 export class JobSlots extends Context.Reference<JobSlots>()("JobSlots", { defaultValue: () => DEFAULT_JOB_SLOTS }) {}
 
 /** The pools, as semaphores. */
 export interface Slots {
+  readonly sizes: JobSlotSettings
+  /** Jobs holding or waiting for a slot of the good pool (more than its size: some wait). */
+  readonly demand: { jobs: number }
   readonly jobs: Effect.Semaphore
   readonly retryJobs: Effect.Semaphore
   readonly probes: Effect.Semaphore
@@ -33,6 +38,8 @@ export interface Slots {
 export const makeSlots: Effect.Effect<Slots> = Effect.gen(function* () {
   const sizes = yield* JobSlots
   return {
+    sizes,
+    demand: { jobs: 0 },
     jobs: yield* Effect.makeSemaphore(sizes.jobs),
     retryJobs: yield* Effect.makeSemaphore(sizes.retryJobs),
     probes: yield* Effect.makeSemaphore(sizes.probes),
