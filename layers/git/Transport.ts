@@ -197,9 +197,14 @@ export class GuardedTransport {
             clearTimeout(timer)
             const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk))
             init.meter?.moved(bytes.length)
+            // a job that gave its slot up while the host stalled takes it back before going on (SlotLease.ts)
+            await init.meter?.proceed(false)
             yield bytes
             arm()
           }
+          clearTimeout(timer)
+          ended()
+          await init.meter?.proceed(true)
         } catch (cause) {
           throw describeFailure(cause, init.signal)
         } finally {

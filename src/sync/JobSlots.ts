@@ -16,7 +16,7 @@ export interface JobSlotSettings {
   readonly probes: number
   /** GIT_RETRY_PROBE_SLOTS: probes at once of labs whose last attempt failed. */
   readonly retryProbes: number
-  /** GIT_SLOT_STALL_MS: how long a job's host may stall while other labs wait for a job slot (SlotLease.ts). */
+  /** GIT_SLOT_STALL_MS: how long a job's host may stall while other labs wait before it gives its slot up (SlotLease.ts). */
   readonly stallMillis: number
 }
 
@@ -27,8 +27,8 @@ export class JobSlots extends Context.Reference<JobSlots>()("JobSlots", { defaul
 /** The pools, as semaphores. */
 export interface Slots {
   readonly sizes: JobSlotSettings
-  /** Jobs holding or waiting for a slot of the good pool (more than its size: some wait). */
-  readonly demand: { jobs: number }
+  /** Jobs waiting for a slot of the good pool now (SlotLease.ts: a stalled job gives its slot up only to them). */
+  readonly demand: { waiting: number }
   readonly jobs: Effect.Semaphore
   readonly retryJobs: Effect.Semaphore
   readonly probes: Effect.Semaphore
@@ -39,7 +39,7 @@ export const makeSlots: Effect.Effect<Slots> = Effect.gen(function* () {
   const sizes = yield* JobSlots
   return {
     sizes,
-    demand: { jobs: 0 },
+    demand: { waiting: 0 },
     jobs: yield* Effect.makeSemaphore(sizes.jobs),
     retryJobs: yield* Effect.makeSemaphore(sizes.retryJobs),
     probes: yield* Effect.makeSemaphore(sizes.probes),

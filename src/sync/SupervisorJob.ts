@@ -35,7 +35,7 @@ export const runJob = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted, p
       LockUnavailable: (e) => Effect.fail(new GitError({ message: e.message }))
     }),
     lab.lock.withPermits(1),
-    // a lab in good standing keeps its slot while its host keeps up (SlotLease.ts); a failing lab's has no lease
+    // a lab in good standing holds its slot while it works or its host keeps up (SlotLease.ts); a failing lab's holds it
     (job) => (lab.failing ? s.slots.retryJobs.withPermits(1)(job) : inGoodSlot(s.slots, job)),
     // the host answers first, or the job fails without having held a job slot (JobSlots.ts); someone waiting on a
     // forced sync is not queued behind failing labs' probes
