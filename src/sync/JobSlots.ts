@@ -5,7 +5,7 @@ import { Context, Effect } from "effect"
  * slot; before taking one, a probe checks that the lab's host answers its ref advertisement now, holding only a
  * probe slot. A host that is slow or dead therefore fails its probe without ever holding a job slot. Labs whose
  * last attempt failed use pools of their own, so however many hosts are failing, labs whose hosts answer keep
- * theirs.
+ * theirs. A host that passes its probe and then stalls gives its job's slot up while other labs wait (SlotLease.ts).
  */
 export interface JobSlotSettings {
   /** GIT_JOB_SLOTS: jobs at once of labs in good standing; bounds memory and CPU on big repositories. */
