@@ -141,7 +141,8 @@ const gitHosts = Config.all({
     jobs: positive("GIT_JOB_SLOTS", DEFAULT_JOB_SLOTS.jobs),
     retryJobs: positive("GIT_RETRY_JOB_SLOTS", DEFAULT_JOB_SLOTS.retryJobs),
     probes: positive("GIT_PROBE_SLOTS", DEFAULT_JOB_SLOTS.probes),
-    retryProbes: positive("GIT_RETRY_PROBE_SLOTS", DEFAULT_JOB_SLOTS.retryProbes)
+    retryProbes: positive("GIT_RETRY_PROBE_SLOTS", DEFAULT_JOB_SLOTS.retryProbes),
+    stallMillis: positive("GIT_SLOT_STALL_MS", DEFAULT_JOB_SLOTS.stallMillis)
   })
 })
 

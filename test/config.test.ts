@@ -71,7 +71,7 @@ describe("AppConfig", () => {
       expect((yield* readConfig({})).gitHosts).toEqual({
         timeoutMillis: 60_000,
         phases: { connectMillis: 10_000, responseMillis: 30_000, idleMillis: 30_000 },
-        slots: { jobs: 2, retryJobs: 1, probes: 16, retryProbes: 4 }
+        slots: { jobs: 2, retryJobs: 1, probes: 16, retryProbes: 4, stallMillis: 1_000 }
       })
       const set = yield* readConfig({ GIT_TIMEOUT_MS: "120000", GIT_IDLE_TIMEOUT_MS: "5000", GIT_PROBE_SLOTS: "32" })
       expect(set.gitHosts).toMatchObject({ timeoutMillis: 120_000, phases: { idleMillis: 5_000 }, slots: { probes: 32 } })

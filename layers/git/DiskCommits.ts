@@ -9,6 +9,7 @@ import { buildIdx } from "./PackIdx.js"
 import type { ObjectReader } from "./PackReader.js"
 import { writePack } from "./PackWriter.js"
 import { receivePackAdvertisement, sendPack } from "./ReceivePack.js"
+import type { ExchangeMeter } from "../../src/sync/SlotLease.js"
 import { authHeaders, retryingTransient, type Transport, TransportError } from "./Transport.js"
 
 /**
@@ -44,12 +45,13 @@ export class DiskCommits {
   ) {}
 
   private readonly built = new Map<string, Built>()
-  private readonly targetOf = (remote: GitRemote) => ({
+  private readonly targetOf = (remote: GitRemote, signal: AbortSignal, meter: ExchangeMeter) => ({
     transport: this.options.transport,
     url: remote.url,
     branch: remote.branch,
     headers: authHeaders(Option.getOrUndefined(remote.token)),
-    signal: AbortSignal.timeout(this.options.timeoutMillis)
+    signal: AbortSignal.any([signal, AbortSignal.timeout(this.options.timeoutMillis)]),
+    meter
   })
   private readonly failed = (what: string, remote: GitRemote) => (cause: unknown) =>
     new GitError({ message: `${what} ${remote.url} ${remote.branch}: ${describeFailure(cause)}` })
@@ -98,16 +100,17 @@ export class DiskCommits {
       catch: (cause) => new GitError({ message: `git commit: ${describeFailure(cause)}` })
     })
 
-  readonly push = (labId: string, remote: GitRemote, commit: string, expected: Option.Option<string>) =>
+  /** `meter`: the job's (src/sync/SlotLease.ts); the push is aborted when its fiber is interrupted. */
+  readonly push = (labId: string, remote: GitRemote, commit: string, expected: Option.Option<string>, meter: ExchangeMeter) =>
     Effect.gen(this, function* () {
       const ready = this.built.get(labId)
       const from = Option.getOrUndefined(expected)
       if (ready === undefined || ready.tip !== commit || ready.parent !== from) {
         return yield* new GitError({ message: `push ${remote.url}: the commit ${commit} was not built by this process` })
       }
-      const target = this.targetOf(remote)
       const outcome = yield* Effect.tryPromise({
-        try: async () => {
+        try: async (signal) => {
+          const target = this.targetOf(remote, signal, meter)
           const advertised = await retryingTransient(target.signal, () => receivePackAdvertisement(target))
           // the branch moved since it was fetched: nothing is sent
           if (advertised.tip !== from) return { _tag: "Refused", stale: true } as const
@@ -145,13 +148,18 @@ export class DiskCommits {
     return queue.length === 0 ? "not found" : "more needed"
   }
 
-  readonly reaches = (labId: string, remote: GitRemote, tip: string, commit: string) =>
+  readonly reaches = (labId: string, remote: GitRemote, tip: string, commit: string, meter: ExchangeMeter) =>
     Effect.gen(this, function* () {
       for (const depth of SEARCH_DEPTHS) {
         const found = this.seen(labId, tip, commit, depth)
         if (found !== "more needed") return found === "found"
         yield* Effect.tryPromise({
-          try: () => deepen({ ...this.options.fetchSettings(labId), url: remote.url, branch: remote.branch, token: Option.getOrUndefined(remote.token) }, tip, depth),
+          try: (signal) =>
+            deepen(
+              { ...this.options.fetchSettings(labId), url: remote.url, branch: remote.branch, token: Option.getOrUndefined(remote.token), signal, meter },
+              tip,
+              depth
+            ),
           catch: this.failed("fetch", remote)
         })
       }

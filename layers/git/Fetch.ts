@@ -8,6 +8,7 @@ import type { ObjectReader } from "./PackReader.js"
 import { makePackSink } from "./PackSink.js"
 import { bufferAccess, makeScratch } from "./RandomAccess.js"
 import { authHeaders, retryingTransient, type Transport } from "./Transport.js"
+import type { ExchangeMeter } from "../../src/sync/SlotLease.js"
 import { type Advertisement, advertisement as readRefs, fetchPack, type UploadPackTarget } from "./UploadPack.js"
 
 /**
@@ -43,6 +44,10 @@ export interface FetchRequest {
   readonly ceilings: Ceilings
   /** The lab's store, for the bases of a thin pack. */
   readonly store: ObjectReader
+  /** Ends the exchanges early (the job was interrupted: a stop, or its slot's lease ended). */
+  readonly signal?: AbortSignal | undefined
+  /** The job's meter (src/sync/SlotLease.ts). */
+  readonly meter?: ExchangeMeter | undefined
 }
 
 export interface Fetched {
@@ -57,16 +62,14 @@ const remoteRefPath = (gitdir: string, branch: string) => join(gitdir, "refs", "
 export const localTip = (gitdir: string, branch: string): Promise<string | undefined> =>
   readFile(remoteRefPath(gitdir, branch), "utf8").then((s) => s.trim(), () => undefined)
 
-type Remote = Pick<FetchRequest, "transport" | "url" | "branch" | "token" | "timeoutMillis"> & {
-  /** Ends the exchange early (the caller was interrupted). */
-  readonly signal?: AbortSignal
-}
+type Remote = Pick<FetchRequest, "transport" | "url" | "branch" | "token" | "timeoutMillis" | "signal" | "meter">
 
 const targetOf = (request: Remote): UploadPackTarget => ({
   transport: request.transport,
   url: request.url,
   branch: request.branch,
   headers: authHeaders(request.token),
+  meter: request.meter,
   signal: request.signal ? AbortSignal.any([request.signal, AbortSignal.timeout(request.timeoutMillis)]) : AbortSignal.timeout(request.timeoutMillis)
 })
 

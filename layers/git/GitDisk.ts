@@ -5,6 +5,7 @@ import { access, rm } from "node:fs/promises"
 import { join } from "node:path"
 import { Git, GitError, type GitRemote, RemoteRefused } from "../../src/sync/Git.js"
 import { type AllowedHosts, NO_EXCEPTIONS } from "../../src/sync/HostPolicy.js"
+import { type ExchangeMeter, HostMeter } from "../../src/sync/SlotLease.js"
 import { type Ceilings, DEFAULT_CEILINGS, fetchInto, remoteTip } from "./Fetch.js"
 import { type DiskCommits, makeDiskCommits } from "./DiskCommits.js"
 import { describeFailure } from "./GitFailure.js"
@@ -125,7 +126,8 @@ class DiskStores {
   readonly reading = <A>(labId: string, read: Effect.Effect<A, GitError>) =>
     Effect.tapError(read, () => Effect.sync(() => this.suspect.add(labId)))
 
-  readonly fetchHead = (labId: string, remote: GitRemote) =>
+  /** `meter`: the job's (src/sync/SlotLease.ts); the fetch is aborted when its fiber is interrupted. */
+  readonly fetchHead = (labId: string, remote: GitRemote, meter: ExchangeMeter) =>
     Effect.gen(this, function* () {
       if (this.suspect.delete(labId)) {
         yield* Effect.logWarning(`the git store of ${labId} failed before: fetched again from scratch`)
@@ -135,8 +137,10 @@ class DiskStores {
       yield* this.compact(labId)
       const current = this.repo(labId)
       const fetched = yield* Effect.tryPromise({
-        try: () =>
+        try: (signal) =>
           fetchInto({
+            signal,
+            meter,
             transport: this.transport,
             gitdir: current.gitdir,
             url: remote.url,
@@ -217,7 +221,7 @@ export const layer = (options: GitDiskOptions) =>
       const traced = <A, E>(name: string, labId: string, remote: GitRemote, effect: Effect.Effect<A, E>) =>
         Effect.withSpan(effect, name, { attributes: { "lab.id": labId, "git.host": hostOf(remote.url) } })
       return Git.of({
-        fetch: (labId, remote) => traced("git.fetch", labId, remote, stores.fetchHead(labId, remote)),
+        fetch: (labId, remote) => traced("git.fetch", labId, remote, Effect.flatMap(HostMeter, (meter) => stores.fetchHead(labId, remote, meter))),
         probe: (labId, remote) => traced("git.probe", labId, remote, stores.probe(remote)),
         // a diff from a commit the store no longer has is expected (a full reconcile follows); a whole tree's is not
         diff: (labId, from, to, prefix) =>
@@ -225,8 +229,10 @@ export const layer = (options: GitDiskOptions) =>
         readBlob: (labId, oid, maxBytes) => stores.reading(labId, Iso.readBlob(stores.repo(labId), oid, maxBytes)),
         commitAll: (labId, parent, changes) =>
           Effect.zipRight(stores.ensure(labId), stores.reading(labId, stores.commits.commitAll(labId, parent, changes))),
-        push: (labId, remote, commit, expected) => traced("git.push", labId, remote, stores.commits.push(labId, remote, commit, expected)),
-        reaches: (labId, remote, tip, commit) => traced("git.reaches", labId, remote, stores.commits.reaches(labId, remote, tip, commit)),
+        push: (labId, remote, commit, expected) =>
+          traced("git.push", labId, remote, Effect.flatMap(HostMeter, (meter) => stores.commits.push(labId, remote, commit, expected, meter))),
+        reaches: (labId, remote, tip, commit) =>
+          traced("git.reaches", labId, remote, Effect.flatMap(HostMeter, (meter) => stores.commits.reaches(labId, remote, tip, commit, meter))),
         checkRemote: (url) =>
           Effect.flatMap(
             Effect.promise(() => transport.check(new URL(url))),

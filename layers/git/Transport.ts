@@ -5,6 +5,7 @@ import https from "node:https"
 import type { LookupFunction } from "node:net"
 import { setTimeout as sleep } from "node:timers/promises"
 import { type AllowedHosts, addressVerdict, isAllowedName, literalVerdict, portOf } from "../../src/sync/HostPolicy.js"
+import type { ExchangeMeter } from "../../src/sync/SlotLease.js"
 
 /**
  * Every request the service makes to a git host goes through here. The host is
@@ -73,6 +74,8 @@ export interface GitRequest {
   readonly headers: Record<string, string>
   readonly body?: Buffer | undefined
   readonly signal: AbortSignal
+  /** Told when the exchange begins and ends and as bytes move (a job slot is kept while they do: SlotLease.ts). */
+  readonly meter?: ExchangeMeter | undefined
 }
 
 const MAX_REDIRECTS = 5
@@ -172,11 +175,12 @@ export class GuardedTransport {
         clearTimeout(head)
         reject(cause)
       })
-      exchange.end(init.body)
+      const sent = init.body?.length ?? 0
+      exchange.end(init.body, () => init.meter?.moved(sent))
     })
 
   /** The answer's body, cut after `idleMillis` without a byte; any failure reading it is described, never quoted. */
-  private readonly bodyOf = (response: IncomingMessage, signal: AbortSignal): AsyncIterable<Buffer> => {
+  private readonly bodyOf = (response: IncomingMessage, init: GitRequest, ended: () => void): AsyncIterable<Buffer> => {
     const idleMillis = this.phases.idleMillis
     return {
       async *[Symbol.asyncIterator]() {
@@ -191,13 +195,21 @@ export class GuardedTransport {
           arm()
           for await (const chunk of response) {
             clearTimeout(timer)
-            yield Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk))
+            const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk))
+            init.meter?.moved(bytes.length)
+            // a job that gave its slot up while the host stalled takes it back before going on (SlotLease.ts)
+            await init.meter?.proceed(false)
+            yield bytes
             arm()
           }
+          clearTimeout(timer)
+          ended()
+          await init.meter?.proceed(true)
         } catch (cause) {
-          throw describeFailure(cause, signal)
+          throw describeFailure(cause, init.signal)
         } finally {
           clearTimeout(timer)
+          ended()
         }
       }
     }
@@ -205,6 +217,8 @@ export class GuardedTransport {
 
   /** One exchange with the git host at `url`, following same-origin redirects of a GET. */
   readonly request = async (url: string, init: GitRequest): Promise<Exchange> => {
+    // open from the request until its answer is read, dropped or failed
+    const ended = init.meter?.begin() ?? (() => {})
     try {
       let current = new URL(url)
       const origin = current.origin
@@ -213,7 +227,11 @@ export class GuardedTransport {
         const status = response.statusCode ?? 0
         const location = response.headers.location
         if (status < 300 || status >= 400 || location === undefined) {
-          return { url: current, status, headers: response.headers, body: this.bodyOf(response, init.signal), discard: () => response.destroy() }
+          const discard = () => {
+            ended()
+            response.destroy()
+          }
+          return { url: current, status, headers: response.headers, body: this.bodyOf(response, init, ended), discard }
         }
         response.resume()
         if (init.method !== "GET") throw new TransportError(`the git host redirected a ${init.method}`)
@@ -223,6 +241,7 @@ export class GuardedTransport {
         current = next
       }
     } catch (cause) {
+      ended()
       throw describeFailure(cause, init.signal)
     }
   }

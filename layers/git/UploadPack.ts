@@ -1,5 +1,6 @@
 import { CeilingExceeded } from "./PackFormat.js"
 import type { PackSink } from "./PackSink.js"
+import type { ExchangeMeter } from "../../src/sync/SlotLease.js"
 import { readAll, statusFailure, type Transport, TransportError } from "./Transport.js"
 
 /**
@@ -26,6 +27,8 @@ export interface UploadPackTarget {
   readonly branch: string
   readonly headers: Record<string, string>
   readonly signal: AbortSignal
+  /** The job's meter (SlotLease.ts), told of each exchange. */
+  readonly meter?: ExchangeMeter | undefined
 }
 
 export interface Advertisement {
@@ -73,7 +76,8 @@ export const readAdvertisement = async (target: UploadPackTarget, service: GitSe
   const response = await target.transport.request(`${target.url}/info/refs?service=${service}`, {
     method: "GET",
     headers: target.headers,
-    signal: target.signal
+    signal: target.signal,
+    meter: target.meter
   })
   if (response.status !== 200) {
     response.discard()
@@ -92,7 +96,8 @@ export const postToService = async (target: UploadPackTarget, base: string, serv
     method: "POST",
     headers: { ...target.headers, "content-type": `application/x-${service}-request`, accept: `application/x-${service}-result` },
     body,
-    signal: target.signal
+    signal: target.signal,
+    meter: target.meter
   })
   if (response.status !== 200) {
     response.discard()
