@@ -3,7 +3,7 @@ import { LATEST_TIME } from "../common/Schemas.js"
 import { notCounted } from "../db/ConnectionLoss.js"
 import { causeIsDiskFull } from "../db/DiskFull.js"
 import { Unauthorized } from "../http/Errors.js"
-import { problemWith } from "../http/InputCheck.js"
+import { problemWith } from "../common/TextHygiene.js"
 import { type Principal, ScopeString } from "./Principal.js"
 import { UsersRepo } from "./UsersRepo.js"
 

@@ -3,7 +3,7 @@ import { Effect, Either, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { cursorFromString, pageQueryWith } from "../db/Paging.js"
 import { File } from "./File.js"
 import { Files } from "./Files.js"
 

@@ -7,7 +7,7 @@ import { Authentication } from "../auth/Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "./Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "./Errors.js"
-import { PageParams } from "./Pagination.js"
+import { PageParams } from "../db/Paging.js"
 
 /**
  * The endpoint shapes every lab resource shares: a page of items, create

@@ -5,10 +5,10 @@ import { Chunk, type Effect } from "effect"
 import type { CurrentPrincipal } from "../auth/Principal.js"
 import type { InvalidField, NotFoundInLab, StateConflict, TransitionRefused } from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"
-import type { Page } from "./Envelope.js"
+import type { Page } from "../db/Paging.js"
 import type { Conflict, NotFound, ValidationError } from "./Errors.js"
 import { created, fetched, type Lab, type ListParams, listed, removed, updated } from "./LabHandlers.js"
-import type { PageQuery } from "./Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 
 /**
  * `labRoutes(handlers, lab, service)` handles each standard route (`list`, `create`, `get`, `update`, `delete`) the

@@ -5,7 +5,7 @@ import { Authentication } from "../auth/Authentication.js"
 import { Body } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire } from "../http/Errors.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 import { CreateLab, Lab } from "./Lab.js"
 
 export class LabsApi extends HttpApiGroup.make("labs")

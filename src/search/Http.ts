@@ -3,7 +3,7 @@ import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { okPage } from "../http/Envelope.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { cursorFromString, pageQueryWith } from "../db/Paging.js"
 import { Search } from "./Search.js"
 
 /** Results page on (rank, kind, ref): the rank is recomputed identically for unchanged documents. */

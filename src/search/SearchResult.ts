@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { LabRef } from "../common/Schemas.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 import { SearchKinds } from "./Sql.js"
 
 export const SearchKind = Schema.Literal(...SearchKinds)

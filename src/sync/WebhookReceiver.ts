@@ -1,6 +1,6 @@
 import { Clock, Effect, Option } from "effect"
 import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationError } from "../http/Errors.js"
-import { problemWith } from "../http/InputCheck.js"
+import { problemWith } from "../common/TextHygiene.js"
 import { reportWindow } from "../http/RequestContext.js"
 import { systemLab } from "../labs/LabId.js"
 import { MINUTE_MILLIS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
