@@ -1,7 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Layer } from "effect"
 import { Api } from "./Api.js"
-import { AuthenticationLive } from "./auth/Authentication.js"
+import { AuthenticationLive } from "./http/Authentication.js"
 import { KeysHttp, MeHttp } from "./auth/Http.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { Identity } from "./auth/Identity.js"

@@ -6,7 +6,7 @@ import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
 import { PageParams } from "../db/Paging.js"
 import { ApiKey, ApiKeyId, CreateApiKey, CreatedApiKey } from "./ApiKey.js"
-import { Authentication } from "./Authentication.js"
+import { Authentication } from "../http/Authentication.js"
 
 export const Me = Schema.Struct({
   id: Schema.String.annotations({ description: "the account: key id, user id, or admin" }),

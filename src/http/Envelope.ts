@@ -1,7 +1,7 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, FiberRef, Schema } from "effect"
 import type { Page } from "../db/Paging.js"
-import { CurrentRequest, type RequestContext } from "./RequestContext.js"
+import { CurrentRequest, type RequestContext } from "../common/RequestContext.js"
 
 /** Spec 2.2: every success is `{data, meta}`; lists add the cursor fields. */
 export const Meta = Schema.Struct({

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { type Access, CurrentPrincipal, type Principal } from "../auth/Principal.js"
 import type { CheckedLab, LabId } from "../labs/LabId.js"
+import type { AccessDenied, OverRateLimit, UnknownLab } from "../common/DomainErrors.js"
 import { Labs } from "../labs/Labs.js"
-import type { Forbidden, NotFound, RateLimited } from "./Errors.js"
 import { type AsHttp, domainErrorsAsHttp } from "./DomainErrorsHttp.js"
 
 /** What a lab-scoped handler works with once the request's credential was checked against the lab it names. */
@@ -17,7 +17,7 @@ export interface LabScope {
 type Run = <A, E, R>(
   labRef: string,
   body: (scope: LabScope) => Effect.Effect<A, E, R>
-) => Effect.Effect<A, AsHttp<E> | NotFound | Forbidden | RateLimited, R | CurrentPrincipal>
+) => Effect.Effect<A, AsHttp<E | UnknownLab | AccessDenied | OverRateLimit>, R | CurrentPrincipal>
 
 /**
  * The preamble every lab-scoped handler shares: check the credential against the lab (403 / 404 / 429 as

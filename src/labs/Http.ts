@@ -1,7 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect } from "effect"
 import { Api } from "../Api.js"
-import { requireAdmin } from "../auth/Authentication.js"
+import { requireAdmin } from "../http/Authentication.js"
 import { CurrentPrincipal } from "../auth/Principal.js"
 import { ok, okPage } from "../http/Envelope.js"
 import { domainErrorsAsHttp } from "../http/DomainErrorsHttp.js"

@@ -1,5 +1,5 @@
 import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, Schedule, Scheduler } from "effect"
-import { ServiceUnavailable } from "../http/Errors.js"
+import { Unavailable } from "../common/DomainErrors.js"
 import { GitError } from "./Git.js"
 import { makeSlots } from "./JobSlots.js"
 import { exclusiveWithin, LabLocks, LockBusy, LockUnavailable } from "./LabLocks.js"
@@ -240,8 +240,8 @@ const exclusive = <A, E, R>(s: Supervision, labId: LabId, change: Effect.Effect<
             (e): e is LockBusy | LockUnavailable => e instanceof LockBusy || e instanceof LockUnavailable,
             (e) =>
               Effect.fail(
-                new ServiceUnavailable({
-                  message:
+                new Unavailable({
+                  reason:
                     e instanceof LockBusy
                       ? "another replica is syncing the lab; nothing was changed: retry in a few seconds"
                       : e.busy
