@@ -16,7 +16,7 @@ import { SyncHttp, WebhooksHttp } from "./sync/Http.js"
 import { ActivityRepo } from "./activity/ActivityRepo.js"
 import { Files } from "./files/Files.js"
 import { Sync } from "./sync/Sync.js"
-import { SyncSignal } from "./sync/SyncSignal.js"
+import { pushQueueLayer } from "./sync/PushQueueLive.js"
 import { SyncSupervisor } from "./sync/SyncSupervisor.js"
 import { WebhookReceiver } from "./sync/WebhookReceiver.js"
 import { RateLimits } from "./ratelimit/RateLimits.js"
@@ -105,11 +105,8 @@ const Handlers = Layer.mergeAll(
   CostsHttp
 )
 
-/** The files API wakes the lab's sync worker through this signal. */
-const SyncSignalLive = Layer.effect(
-  SyncSignal,
-  Effect.map(SyncSupervisor, (supervisor) => ({ outboxChanged: supervisor.outboxChanged }))
-)
+/** The files API queues pushes in the sync's outbox and wakes the lab's sync worker. */
+const PushQueueLive = Layer.unwrapEffect(Effect.map(SyncSupervisor, (supervisor) => pushQueueLayer(supervisor.outboxChanged)))
 
 /** The domain services the handlers use, built on the adapters the environment provides. */
 export const Services = Layer.mergeAll(
@@ -144,7 +141,7 @@ export const Services = Layer.mergeAll(
   Pods.Default,
   Costs.Default,
   Scrape.Default
-).pipe(Layer.provide(SyncSignalLive), Layer.provideMerge(SyncSupervisor.Default), Layer.provideMerge(UsersRepo.Default))
+).pipe(Layer.provide(PushQueueLive), Layer.provideMerge(SyncSupervisor.Default), Layer.provideMerge(UsersRepo.Default))
 
 /**
  * The whole HTTP API as a layer: contract, handlers, middleware, OpenAPI and

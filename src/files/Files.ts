@@ -3,10 +3,9 @@ import { Effect, Option } from "effect"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import { Quotas } from "../quotas/Quotas.js"
-import { SyncRepo } from "../sync/SyncRepo.js"
-import { SyncSignal } from "../sync/SyncSignal.js"
 import { blobId, byteLength } from "./BlobId.js"
 import type { File, FileSummary } from "./File.js"
+import { PushQueue } from "./PushQueue.js"
 import { FilesRepo } from "./FilesRepo.js"
 
 export interface WriteOptions {
@@ -28,7 +27,7 @@ const RESOURCE = "file"
 /** What the operations below work with. */
 interface Deps {
   readonly repo: FilesRepo
-  readonly sync: SyncRepo
+  readonly pushes: PushQueue["Type"]
   readonly quotas: Quotas
 }
 
@@ -54,11 +53,7 @@ const checkExpected = (current: Option.Option<File>, path: string, expected: str
 
 /** Queue the change for the linked repository when auto-push is on; true when queued. */
 const queuePush = (deps: Deps, labId: LabId, path: string, content: string | null, actor: string) =>
-  Effect.flatMap(deps.sync.link(labId), (link) =>
-    Option.isSome(link) && link.value.autoPush
-      ? Effect.as(deps.sync.enqueue(labId, path, content, actor), true)
-      : Effect.succeed(false)
-  )
+  deps.pushes.queue(labId, path, content, actor)
 
 /** A new path must not be a file where another needs a directory, nor the reverse. */
 const checkNoCollision = (deps: Deps, labId: LabId, path: string) =>
@@ -121,18 +116,18 @@ const removeFile = (deps: Deps, labId: LabId, path: string, options: RemoveOptio
  * told to push. An acknowledged write is in the database before the answer.
  */
 export class Files extends Effect.Service<Files>()("Files", {
-  dependencies: [FilesRepo.Default, SyncRepo.Default, Quotas.Default],
+  dependencies: [FilesRepo.Default, Quotas.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const signal = yield* SyncSignal
-    const deps: Deps = { repo: yield* FilesRepo, sync: yield* SyncRepo, quotas: yield* Quotas }
+    const pushes = yield* PushQueue
+    const deps: Deps = { repo: yield* FilesRepo, pushes, quotas: yield* Quotas }
 
     /** One transaction, then the sync worker told when something was queued. */
     const committed = <A extends { readonly queued: boolean }, E, R>(labId: LabId, change: Effect.Effect<A, E, R>) =>
       change.pipe(
         sql.withTransaction,
         Effect.catchTag("SqlError", Effect.die),
-        Effect.tap(({ queued }) => (queued ? signal.outboxChanged(labId) : Effect.void))
+        Effect.tap(({ queued }) => (queued ? pushes.wake(labId) : Effect.void))
       )
 
     const read = (labId: LabId, path: string) => orNotFound(RESOURCE, path)(deps.repo.find(labId, path))

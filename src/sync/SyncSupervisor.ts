@@ -334,7 +334,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
           ),
           Effect.asVoid(ask(s, labId, (w) => ({ ...w, pull: true })))
         ),
-      /** Writes are waiting in the outbox (SyncSignal: the files API's own check of the lab came first). */
+      /** Writes are waiting in the outbox (the files API's PushQueue; it checked the lab first). */
       outboxChanged: (labId: string) => Effect.asVoid(ask(s, systemLab(labId), (w) => ({ ...w, push: true }))),
       syncNow: (labId: LabId, subPath: Option.Option<string>) => syncNow(s, labId, subPath),
       exclusive: <A, E, R>(labId: LabId, change: Effect.Effect<A, E, R>) => exclusive(s, labId, change),

@@ -13,7 +13,7 @@ import { Git } from "../../src/sync/Git.js"
 import { repoKeyOf } from "../../src/sync/RepoLink.js"
 import { SyncEngine } from "../../src/sync/SyncEngine.js"
 import { SyncRepo } from "../../src/sync/SyncRepo.js"
-import { SyncSignal } from "../../src/sync/SyncSignal.js"
+import { pushQueueLayer } from "../../src/sync/PushQueueLive.js"
 import { gitControls } from "./ModelGit.js"
 import { type Driver, SyncModel } from "./SyncModel.js"
 import { INITIAL_REMOTE, LOCAL_ONLY } from "./SyncSteps.js"
@@ -34,7 +34,7 @@ export const memorySync = () => {
   ).pipe(Layer.provide(GitMemory.layer))
   const layer = Layer.mergeAll(Files.Default, SyncEngine.Default, SyncRepo.Default, LabsRepo.Default).pipe(
     Layer.provideMerge(git),
-    Layer.provideMerge(Layer.succeed(SyncSignal, { outboxChanged: () => Effect.void })),
+    Layer.provideMerge(pushQueueLayer(() => Effect.void)),
     Layer.provideMerge(Layer.succeed(QuotaLimits, DEFAULT_QUOTAS)),
     Layer.provideMerge(RateLimitStore.layer(Option.none())),
     Layer.provideMerge(SecretBox.layer(Redacted.make(randomBytes(32).toString("hex")))),
