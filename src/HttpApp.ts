@@ -8,6 +8,7 @@ import { Identity } from "./auth/Identity.js"
 import { UsersRepo } from "./auth/UsersRepo.js"
 import { makeGlobalMiddleware } from "./http/GlobalMiddleware.js"
 import { makeRouteTable } from "./http/RouteTable.js"
+import { MCP_PATH, McpRoutes, RESOURCE_METADATA_PATH } from "./mcp/Http.js"
 import { LabsHttp } from "./labs/Http.js"
 import { Labs } from "./labs/Labs.js"
 import { ActivityHttp } from "./activity/Http.js"
@@ -71,7 +72,10 @@ const DOCS_PATH = "/docs"
 
 const routes = makeRouteTable(Api, [
   { method: "GET", path: OPENAPI_PATH },
-  { method: "GET", path: DOCS_PATH }
+  { method: "GET", path: DOCS_PATH },
+  { method: "POST", path: MCP_PATH },
+  { method: "GET", path: RESOURCE_METADATA_PATH },
+  { method: "GET", path: `${RESOURCE_METADATA_PATH}${MCP_PATH}` }
 ])
 
 const Handlers = Layer.mergeAll(
@@ -151,7 +155,8 @@ export const Services = Layer.mergeAll(
 export const ApiLive = Layer.mergeAll(
   HttpApiBuilder.middleware(makeGlobalMiddleware(routes)),
   Docs.openApi(OPENAPI_PATH),
-  Docs.page(DOCS_PATH)
+  Docs.page(DOCS_PATH),
+  McpRoutes
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers), Layer.provide(AuthenticationLive))),
   Layer.provide(Identity.Default),

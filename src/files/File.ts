@@ -1,5 +1,6 @@
 import { Either, ParseResult, Schema } from "effect"
 import { Body, LabRef, Timestamp } from "../common/Schemas.js"
+import { cursorFromString } from "../db/Paging.js"
 import { byteLength } from "./BlobId.js"
 import { normalizePath, normalizePathShape, normalizePrefix } from "./Paths.js"
 
@@ -74,6 +75,9 @@ export const WriteFile = Body({
   })
 })
 export type WriteFile = typeof WriteFile.Type
+
+/** Files are listed by path; a list's cursor is the last path seen. */
+export const PathCursor = cursorFromString(Schema.Struct({ path: Schema.String }))
 
 /** The answer to a delete. */
 export const DeletedFile = Schema.Struct({ labId: Schema.String, path: Schema.String, sha: Schema.String, deleted: Schema.Literal(true) }).annotations({

@@ -3,12 +3,10 @@ import { Effect, Either, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { cursorFromString, pageQueryWith } from "../db/Paging.js"
-import { File } from "./File.js"
+import { pageQueryWith } from "../db/Paging.js"
+import { File, PathCursor } from "./File.js"
 import { Files } from "./Files.js"
 
-/** Files are listed by path; the cursor is the last path seen. */
-const PathCursor = cursorFromString(Schema.Struct({ path: Schema.String }))
 const decodePathCursor = Schema.decodeUnknownEither(PathCursor)
 const encodePathCursor = Schema.encodeSync(PathCursor)
 
