@@ -12,6 +12,8 @@ export interface LabScope {
   readonly principal: Principal
   /** who the activity log names: the principal's id */
   readonly actor: string
+  /** who a write's commit names as its author: the credential's name */
+  readonly authorName: string
 }
 
 type Run = <A, E, R>(
@@ -34,7 +36,7 @@ export class LabRequests extends Effect.Service<LabRequests>()("LabRequests", {
         domainErrorsAsHttp(
           Effect.flatMap(CurrentPrincipal, (principal) =>
             Effect.flatMap(labs.accessAs(principal, labRef, access), (lab) =>
-              body({ labId: lab.id, lab, principal, actor: principal.id })
+              body({ labId: lab.id, lab, principal, actor: principal.id, authorName: principal.name })
             )
           )
         )

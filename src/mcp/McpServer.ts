@@ -92,7 +92,7 @@ export const makeMcpServer = Effect.gen(function* () {
           new InvalidField({ field: "labId", problem: `is required: this credential names ${slugs.length === 0 ? "no lab" : `${slugs.length} labs`}` })
         )
       }
-      return Effect.map(labs.accessAs(principal, ref, access), (lab) => ({ labId: lab.id, lab, principal, actor: principal.id }))
+      return Effect.map(labs.accessAs(principal, ref, access), (lab) => ({ labId: lab.id, lab, principal, actor: principal.id, authorName: principal.name }))
     }
 
   const callTool = (id: JsonRpc.RequestId, params: unknown, offer: Offer, principal: Principal) =>

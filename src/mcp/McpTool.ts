@@ -17,6 +17,8 @@ export interface ToolCall {
   readonly principal: Principal
   /** who the activity log names: the principal's id */
   readonly actor: string
+  /** who a write's commit names as its author: the credential's name */
+  readonly authorName: string
 }
 
 /** Hints for the agent host (MCP tool annotations); a read tool is never destructive. */

@@ -1,5 +1,5 @@
 import { Effect, Layer, Option } from "effect"
-import { PushQueue } from "../files/PushQueue.js"
+import { PushQueue, type Writer } from "../files/PushQueue.js"
 import type { LabId } from "../labs/LabId.js"
 import { SyncRepo } from "./SyncRepo.js"
 
@@ -8,9 +8,9 @@ export const pushQueueLayer = (wake: (labId: LabId) => Effect.Effect<void>) =>
   Layer.effect(
     PushQueue,
     Effect.map(SyncRepo, (repo) => ({
-      queue: (labId: LabId, path: string, content: string | null, actor: string) =>
+      queue: (labId: LabId, path: string, content: string | null, writer: Writer) =>
         Effect.flatMap(repo.link(labId), (link) =>
-          Option.isSome(link) && link.value.autoPush ? Effect.as(repo.enqueue(labId, path, content, actor), true) : Effect.succeed(false)
+          Option.isSome(link) && link.value.autoPush ? Effect.as(repo.enqueue(labId, path, content, writer), true) : Effect.succeed(false)
         ),
       wake
     }))

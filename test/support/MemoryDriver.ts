@@ -55,7 +55,7 @@ export const memorySync = () => {
         const lab = yield* Effect.orDie(Effect.flatMap(LabsRepo, (r) => r.insert({ slug, name: slug, plan: "team" })))
         const files = yield* Files
         for (const [path, content] of Object.entries(LOCAL_ONLY)) {
-          yield* Effect.orDie(files.write(systemLab(lab.id), path, content, { actor: "setup", mode: "create-or-replace" }))
+          yield* Effect.orDie(files.write(systemLab(lab.id), path, content, { actor: "setup", authorName: "setup", mode: "create-or-replace" }))
         }
         const initial = yield* Effect.flatMap(GitMemory.InMemoryRemotes, (r) => r.pushFromOutside(url, "main", { ...INITIAL_REMOTE }))
         const sync = yield* SyncRepo
@@ -83,7 +83,7 @@ export const memorySync = () => {
           Effect.gen(function* () {
             const actor = `op-${++actors}`
             const written = yield* Effect.orDie(
-              Effect.flatMap(Files, (f) => f.write(labId, path, content, { actor, mode: "create-or-replace" }))
+              Effect.flatMap(Files, (f) => f.write(labId, path, content, { actor, authorName: actor, mode: "create-or-replace" }))
             )
             return written.queued ? actor : undefined
           })
@@ -92,7 +92,7 @@ export const memorySync = () => {
         run(
           Effect.gen(function* () {
             const actor = `op-${++actors}`
-            const removed = yield* Effect.either(Effect.flatMap(Files, (f) => f.remove(labId, path, { actor })))
+            const removed = yield* Effect.either(Effect.flatMap(Files, (f) => f.remove(labId, path, { actor, authorName: actor })))
             if (Either.isLeft(removed)) {
               if (removed.left._tag === "NotFoundInLab") return undefined
               return yield* Effect.die(removed.left)

@@ -87,7 +87,7 @@ const syncedLab = Effect.gen(function* () {
 
 const queueWrites = (labId: string, from: number, count: number) =>
   Effect.flatMap(SyncRepo, (sync) =>
-    Effect.forEach(Array.from({ length: count }, (_, i) => from + i), (i) => sync.enqueue(labId, `/notes/n${i}.md`, `note ${i}\n`, "key_test"), {
+    Effect.forEach(Array.from({ length: count }, (_, i) => from + i), (i) => sync.enqueue(labId, `/notes/n${i}.md`, `note ${i}\n`, { actor: "key_test", name: "test key" }), {
       discard: true
     })
   )

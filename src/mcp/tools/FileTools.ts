@@ -61,7 +61,7 @@ export const fileTools = Effect.map(Files, (files) => [
     output: Written,
     hints: { destructive: true, idempotent: true },
     run: ({ path, content, expectedSha }, call) =>
-      Effect.map(files.write(call.labId, path, content, { actor: call.actor, expectedSha, mode: "create-or-replace" }), ({ file, created }) => ({
+      Effect.map(files.write(call.labId, path, content, { actor: call.actor, authorName: call.authorName, expectedSha, mode: "create-or-replace" }), ({ file, created }) => ({
         ...file,
         created
       }))
@@ -88,7 +88,7 @@ export const fileTools = Effect.map(Files, (files) => [
         const at = current.content.indexOf(oldText)
         const content = current.content.slice(0, at) + newText + current.content.slice(at + oldText.length)
         // written only if nobody changed the file since it was read (409 conflict otherwise)
-        const { file } = yield* files.write(call.labId, path, content, { actor: call.actor, expectedSha: current.sha, mode: "update" })
+        const { file } = yield* files.write(call.labId, path, content, { actor: call.actor, authorName: call.authorName, expectedSha: current.sha, mode: "update" })
         return { ...file, created: false }
       })
   }),
@@ -101,7 +101,7 @@ export const fileTools = Effect.map(Files, (files) => [
     output: DeletedFile,
     hints: { destructive: true },
     run: ({ path, expectedSha }, call) =>
-      Effect.map(files.remove(call.labId, path, { actor: call.actor, expectedSha }), ({ file }) => ({
+      Effect.map(files.remove(call.labId, path, { actor: call.actor, authorName: call.authorName, expectedSha }), ({ file }) => ({
         labId: call.labId,
         path: file.path,
         sha: file.sha,
