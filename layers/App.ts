@@ -25,6 +25,7 @@ import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, serverOptions } from 
 import * as NodeServer from "./NodeServer.js"
 import * as Tracing from "./Tracing.js"
 import type { Git } from "../src/sync/Git.js"
+import { AuthorizationServers } from "../src/mcp/Http.js"
 import { PublicBaseUrl } from "../src/sync/Sync.js"
 import { DEFAULT_JOB_SLOTS, JobSlots, type JobSlotSettings } from "../src/sync/JobSlots.js"
 import { Readiness } from "../src/status/Readiness.js"
@@ -105,6 +106,7 @@ export const environment = (settings: AppSettings) => {
     jwt,
     gitLayer(settings.git),
     Layer.succeed(PublicBaseUrl, settings.publicBaseUrl),
+    Layer.succeed(AuthorizationServers, Option.match(settings.jwt, { onNone: () => [], onSome: (jwt) => [jwt.issuer] })),
     RateLimitStore.layer(settings.redisUrl, settings.redisRetryMillis),
     SecretBox.layer(settings.masterKey),
     Layer.succeed(AdminKey, settings.adminKey),

@@ -4,7 +4,7 @@ import type * as Http from "node:http"
 import type { ListenOptions } from "node:net"
 import type { Duplex } from "node:stream"
 import { errorBody } from "../src/http/Errors.js"
-import { newRequestId } from "../src/http/RequestContext.js"
+import { newRequestId } from "../src/common/RequestContext.js"
 import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, limitConnections } from "./ConnectionLimits.js"
 
 type Handler = (source: Http.IncomingMessage, response: Http.ServerResponse) => void

@@ -1,13 +1,14 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Layer } from "effect"
 import { Api } from "./Api.js"
-import { AuthenticationLive } from "./auth/Authentication.js"
+import { AuthenticationLive } from "./http/Authentication.js"
 import { KeysHttp, MeHttp } from "./auth/Http.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { Identity } from "./auth/Identity.js"
 import { UsersRepo } from "./auth/UsersRepo.js"
 import { makeGlobalMiddleware } from "./http/GlobalMiddleware.js"
 import { makeRouteTable } from "./http/RouteTable.js"
+import { MCP_PATH, McpRoutes, RESOURCE_METADATA_PATH } from "./mcp/Http.js"
 import { LabsHttp } from "./labs/Http.js"
 import { Labs } from "./labs/Labs.js"
 import { ActivityHttp } from "./activity/Http.js"
@@ -16,7 +17,7 @@ import { SyncHttp, WebhooksHttp } from "./sync/Http.js"
 import { ActivityRepo } from "./activity/ActivityRepo.js"
 import { Files } from "./files/Files.js"
 import { Sync } from "./sync/Sync.js"
-import { SyncSignal } from "./sync/SyncSignal.js"
+import { pushQueueLayer } from "./sync/PushQueueLive.js"
 import { SyncSupervisor } from "./sync/SyncSupervisor.js"
 import { WebhookReceiver } from "./sync/WebhookReceiver.js"
 import { RateLimits } from "./ratelimit/RateLimits.js"
@@ -71,7 +72,10 @@ const DOCS_PATH = "/docs"
 
 const routes = makeRouteTable(Api, [
   { method: "GET", path: OPENAPI_PATH },
-  { method: "GET", path: DOCS_PATH }
+  { method: "GET", path: DOCS_PATH },
+  { method: "POST", path: MCP_PATH },
+  { method: "GET", path: RESOURCE_METADATA_PATH },
+  { method: "GET", path: `${RESOURCE_METADATA_PATH}${MCP_PATH}` }
 ])
 
 const Handlers = Layer.mergeAll(
@@ -105,11 +109,8 @@ const Handlers = Layer.mergeAll(
   CostsHttp
 )
 
-/** The files API wakes the lab's sync worker through this signal. */
-const SyncSignalLive = Layer.effect(
-  SyncSignal,
-  Effect.map(SyncSupervisor, (supervisor) => ({ outboxChanged: supervisor.outboxChanged }))
-)
+/** The files API queues pushes in the sync's outbox and wakes the lab's sync worker. */
+const PushQueueLive = Layer.unwrapEffect(Effect.map(SyncSupervisor, (supervisor) => pushQueueLayer(supervisor.outboxChanged)))
 
 /** The domain services the handlers use, built on the adapters the environment provides. */
 export const Services = Layer.mergeAll(
@@ -144,7 +145,7 @@ export const Services = Layer.mergeAll(
   Pods.Default,
   Costs.Default,
   Scrape.Default
-).pipe(Layer.provide(SyncSignalLive), Layer.provideMerge(SyncSupervisor.Default), Layer.provideMerge(UsersRepo.Default))
+).pipe(Layer.provide(PushQueueLive), Layer.provideMerge(SyncSupervisor.Default), Layer.provideMerge(UsersRepo.Default))
 
 /**
  * The whole HTTP API as a layer: contract, handlers, middleware, OpenAPI and
@@ -154,7 +155,8 @@ export const Services = Layer.mergeAll(
 export const ApiLive = Layer.mergeAll(
   HttpApiBuilder.middleware(makeGlobalMiddleware(routes)),
   Docs.openApi(OPENAPI_PATH),
-  Docs.page(DOCS_PATH)
+  Docs.page(DOCS_PATH),
+  McpRoutes
 ).pipe(
   Layer.provideMerge(HttpApiBuilder.api(Api).pipe(Layer.provide(Handlers), Layer.provide(AuthenticationLive))),
   Layer.provide(Identity.Default),

@@ -19,6 +19,9 @@ export interface Change {
   readonly message: string
   readonly authorName: string
   readonly authorEmail: string
+  /** The author when absent. */
+  readonly committerName?: string | undefined
+  readonly committerEmail?: string | undefined
   /** Unix seconds. */
   readonly time: number
 }
@@ -80,8 +83,9 @@ const editLeaf = (leaf: Dir, change: Change, emit: (object: PackObject) => void)
 
 /** A commit object's content: the tree, the parent, author and committer, the message. */
 const commitBody = (change: Change, tree: string, parent: Head | undefined) => {
-  const who = `${change.authorName} <${change.authorEmail}> ${change.time} +0000`
-  return Buffer.from(`tree ${tree}\n${parent ? `parent ${parent.commit}\n` : ""}author ${who}\ncommitter ${who}\n\n${change.message}`, "utf8")
+  const author = `${change.authorName} <${change.authorEmail}> ${change.time} +0000`
+  const committer = `${change.committerName ?? change.authorName} <${change.committerEmail ?? change.authorEmail}> ${change.time} +0000`
+  return Buffer.from(`tree ${tree}\n${parent ? `parent ${parent.commit}\n` : ""}author ${author}\ncommitter ${committer}\n\n${change.message}`, "utf8")
 }
 
 /**

@@ -85,6 +85,8 @@ export class DiskCommits {
             message: c.info.message,
             authorName: c.info.authorName,
             authorEmail: c.info.authorEmail,
+            committerName: c.info.committerName,
+            committerEmail: c.info.committerEmail,
             time
           })),
           (oid) => this.options.objectsOf(labId).holds(oid)

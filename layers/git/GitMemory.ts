@@ -30,7 +30,7 @@ export class InMemoryRemotes extends Context.Tag("InMemoryRemotes")<
     readonly read: (url: string, branch: string) => Effect.Effect<ReadonlyMap<string, string>, GitError>
     /** The files on a remote branch as bytes, path -> content (binary content stays as it is). */
     readonly tree: (url: string, branch: string) => Effect.Effect<ReadonlyMap<string, Uint8Array>, GitError>
-    /** The branch's history, newest first (at most `depth` commits): each commit's id, author email and message. */
+    /** The branch's history, newest first (at most `depth` commits): each commit's id, committer email and message. */
     readonly log: (url: string, branch: string, depth?: number) => Effect.Effect<ReadonlyArray<RemoteCommit>, GitError>
     /** The next `n` fetches and pushes fail as if the host were down. */
     readonly failNext: (n: number) => Effect.Effect<void>
@@ -40,7 +40,7 @@ export class InMemoryRemotes extends Context.Tag("InMemoryRemotes")<
 /** One commit of a remote's history, as `InMemoryRemotes.log` reports it. */
 export interface RemoteCommit {
   readonly commit: string
-  readonly authorEmail: string
+  readonly committerEmail: string
   readonly message: string
 }
 
@@ -206,7 +206,7 @@ const remotesOf = (v: MemoryRemotes) =>
         const commit = yield* tip(v, r, branch)
         if (Option.isNone(commit)) return []
         const log = yield* history(v, r, commit.value, depth)
-        return log.map((entry) => ({ commit: entry.oid, authorEmail: entry.commit.author.email, message: entry.commit.message }))
+        return log.map((entry) => ({ commit: entry.oid, committerEmail: entry.commit.committer.email, message: entry.commit.message }))
       }),
     failNext: (n) => Effect.sync(() => void (v.failures = n))
   })

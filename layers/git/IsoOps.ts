@@ -285,6 +285,7 @@ export const commit = (repo: Repo, parent: Option.Option<Head>, edits: ReadonlyA
       gitdir: repo.gitdir,
       message: info.message,
       author: { name: info.authorName, email: info.authorEmail },
+      committer: { name: info.committerName ?? info.authorName, email: info.committerEmail ?? info.authorEmail },
       tree,
       parent: base ? [base.commit] : [],
       noUpdateBranch: true,

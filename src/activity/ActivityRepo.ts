@@ -1,7 +1,7 @@
 import { Effect, Schema } from "effect"
 import { newId } from "../common/Ids.js"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { Activity } from "./Activity.js"
 

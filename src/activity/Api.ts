@@ -3,7 +3,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { Schema } from "effect"
 import { LabRef } from "../common/Schemas.js"
 import { ListEnvelope } from "../http/Envelope.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 import { labGroup } from "../http/LabEndpoints.js"
 import { Activity } from "./Activity.js"
 

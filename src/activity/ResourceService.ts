@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Context, Effect, Option } from "effect"
 import { orNotFound } from "../common/DomainErrors.js"
-import type { Page } from "../http/Envelope.js"
+import type { Page } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { ActivityRepo } from "./ActivityRepo.js"
 

@@ -1,7 +1,7 @@
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { Agent, type AgentStatus } from "./Agent.js"
 

@@ -4,9 +4,9 @@ import { Schema } from "effect"
 import { Plan } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ForbiddenWire, NotFoundWire, QuotaExceededWire } from "../http/Errors.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 import { ApiKey, ApiKeyId, CreateApiKey, CreatedApiKey } from "./ApiKey.js"
-import { Authentication } from "./Authentication.js"
+import { Authentication } from "../http/Authentication.js"
 
 export const Me = Schema.Struct({
   id: Schema.String.annotations({ description: "the account: key id, user id, or admin" }),

@@ -1,11 +1,10 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Cache, Duration, Effect, Exit, Option } from "effect"
-import { InvalidField } from "../common/DomainErrors.js"
+import { AccessDenied, InvalidField } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { notCounted } from "../db/ConnectionLoss.js"
 import { causeIsDiskFull } from "../db/DiskFull.js"
-import { Forbidden } from "../http/Errors.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import { LabsRepo } from "../labs/LabsRepo.js"
 import { Quotas } from "../quotas/Quotas.js"
 import { type ApiKey, ApiKeyId, ApiKeyNotFound, type CreateApiKey } from "./ApiKey.js"
@@ -47,7 +46,7 @@ const checkGrant = (deps: Deps, principal: Principal, input: CreateApiKey, scope
   Effect.gen(function* () {
     const denied = scopes.filter((scope) => !covers(principal, scope))
     if (denied.length > 0) {
-      return yield* new Forbidden({ message: `a key can only grant scopes it holds; not held: ${denied.join(", ")}` })
+      return yield* new AccessDenied({ reason: `a key can only grant scopes it holds; not held: ${denied.join(", ")}` })
     }
     const slugs = scopes.flatMap((s) => {
       const scope = parseScope(s)

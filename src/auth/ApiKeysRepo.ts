@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, Schema } from "effect"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
+import { keyset, pageOf, type PageQuery } from "../db/Paging.js"
 import { ApiKey, type ApiKeyId } from "./ApiKey.js"
 
 const Row = Schema.typeSchema(ApiKey)

@@ -4,7 +4,7 @@ import { Api } from "../Api.js"
 import { ok, okPage } from "../http/Envelope.js"
 import { domainErrorsAsHttp } from "../http/DomainErrorsHttp.js"
 import { NotFound } from "../http/Errors.js"
-import { pageQuery } from "../http/Pagination.js"
+import { pageQuery } from "../db/Paging.js"
 import { Labs } from "../labs/Labs.js"
 import { AdminLimits, PLAN_LIMITS } from "../ratelimit/RateLimits.js"
 import { ApiKeys } from "./ApiKeys.js"
@@ -39,6 +39,7 @@ export const KeysHttp = HttpApiBuilder.group(Api, "keys", (handlers) =>
       .handle("list", ({ urlParams }) =>
         Effect.all([CurrentPrincipal, pageQuery(urlParams)]).pipe(
           Effect.flatMap(([principal, page]) => keys.list(principal, page)),
+          domainErrorsAsHttp,
           Effect.flatMap(okPage)
         )
       )

@@ -1,7 +1,7 @@
 import { Context, Effect, Either, Option, Redacted } from "effect"
 import { timingSafeEqual } from "node:crypto"
-import { Unauthorized } from "../http/Errors.js"
-import type { Identified } from "../http/RequestContext.js"
+import { NotAuthenticated } from "../common/DomainErrors.js"
+import type { Identified } from "../common/RequestContext.js"
 import { ApiKeys } from "./ApiKeys.js"
 import { JwtVerifier } from "./JwtVerifier.js"
 import type { Principal } from "./Principal.js"
@@ -23,8 +23,8 @@ const BEARER = /^Bearer[ ]+(\S+)\s*$/i
 
 const NO_CREDENTIAL: Effect.Effect<Identified> = Effect.succeed(Either.right(Option.none()))
 const ADMIN: Effect.Effect<Identified> = Effect.succeed(Either.right(Option.some(ADMIN_PRINCIPAL)))
-const refused = (message: string): Effect.Effect<Identified> => Effect.succeed(Either.left(new Unauthorized({ message })))
-const unknownKey = (): Identified => Either.left(new Unauthorized({ message: "unknown, revoked or expired API key" }))
+const refused = (message: string): Effect.Effect<Identified> => Effect.succeed(Either.left(new NotAuthenticated({ reason: message })))
+const unknownKey = (): Identified => Either.left(new NotAuthenticated({ reason: "unknown, revoked or expired API key" }))
 
 /** Turns an Authorization header into the principal it proves, if any. */
 export class Identity extends Effect.Service<Identity>()("Identity", {

@@ -2,8 +2,8 @@ import { Cache, Clock, Context, Data, Duration, Effect, Exit, Layer, Option, Sch
 import { LATEST_TIME } from "../common/Schemas.js"
 import { notCounted } from "../db/ConnectionLoss.js"
 import { causeIsDiskFull } from "../db/DiskFull.js"
-import { Unauthorized } from "../http/Errors.js"
-import { problemWith } from "../http/InputCheck.js"
+import { NotAuthenticated } from "../common/DomainErrors.js"
+import { problemWith } from "../common/TextHygiene.js"
 import { type Principal, ScopeString } from "./Principal.js"
 import { UsersRepo } from "./UsersRepo.js"
 
@@ -42,8 +42,8 @@ export class JwtSignatures extends Context.Tag("JwtSignatures")<
 >() {}
 
 const refusal = (refused: JwtRefused) =>
-  new Unauthorized({
-    message:
+  new NotAuthenticated({
+    reason:
       refused.reason === "expired" ? "the JWT has expired" : refused.code !== undefined ? `invalid JWT: ${refused.code}` : "invalid JWT"
   })
 
@@ -82,10 +82,10 @@ const scopesOf = (claim: unknown): ReadonlyArray<string> => {
 /** Verifies identity-provider JWTs; `None` when the operator configured no JWKS. */
 export class JwtVerifier extends Context.Tag("JwtVerifier")<
   JwtVerifier,
-  { readonly verify: (token: string) => Effect.Effect<Principal, Unauthorized> }
+  { readonly verify: (token: string) => Effect.Effect<Principal, NotAuthenticated> }
 >() {
   static readonly disabled = Layer.succeed(JwtVerifier, {
-    verify: () => Effect.fail(new Unauthorized({ message: "JWTs are not accepted: this instance has no JWT_JWKS_URL" }))
+    verify: () => Effect.fail(new NotAuthenticated({ reason: "JWTs are not accepted: this instance has no JWT_JWKS_URL" }))
   })
 
   static readonly layer = (settings: JwtSettings) =>
@@ -107,7 +107,7 @@ export class JwtVerifier extends Context.Tag("JwtVerifier")<
               })
               .pipe(Effect.mapError(refusal))
             const claims = yield* Schema.decodeUnknown(Claims)(payload).pipe(
-              Effect.mapError(() => new Unauthorized({ message: "invalid JWT: its sub, name or exp claim is missing or unusable" }))
+              Effect.mapError(() => new NotAuthenticated({ reason: "invalid JWT: its sub, name or exp claim is missing or unusable" }))
             )
             // the user's record is bookkeeping, idempotent: it leaves a read a read (src/db/ConnectionLoss.ts)
             // on a full disk (53100, ENOSPC) the upsert cannot be written: a known user is read without it, so reads

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { Body, DateRange, LabRef, resourceId, Timestamp } from "../common/Schemas.js"
 import type { Transitions } from "../common/StateMachine.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 
 export const BackupStatus = Schema.Literal("pending", "running", "completed", "failed")
 export type BackupStatus = typeof BackupStatus.Type

@@ -25,7 +25,7 @@ const tagged = (u: unknown, tag: string): u is { readonly _tag: string; readonly
 /** A failure as the backup's error field says it: the archive's and the database's own words, anything else generically. */
 const describe = (cause: Cause.Cause<unknown>): string => {
   const error = Option.getOrUndefined(Option.orElse(Cause.failureOption(cause), () => Cause.dieOption(cause)))
-  if (tagged(error, "ArchiveError") || tagged(error, "QuotaExceeded")) return error.message
+  if (tagged(error, "ArchiveError") || tagged(error, "OverQuota")) return error.message
   if (tagged(error, "SqlError")) {
     const reason = error.cause instanceof Error ? error.cause.message : error.message
     return `database error: ${reason}`
@@ -37,7 +37,7 @@ const describe = (cause: Cause.Cause<unknown>): string => {
 const report = (message: string, cause: Cause.Cause<unknown>) => {
   if (Cause.isInterruptedOnly(cause)) return Effect.void
   const failure = Option.getOrUndefined(Cause.failureOption(cause))
-  return tagged(failure, "ArchiveError") || tagged(failure, "QuotaExceeded")
+  return tagged(failure, "ArchiveError") || tagged(failure, "OverQuota")
     ? Effect.logWarning(`${message}: ${failure.message}`)
     : Effect.logError(message, cause)
 }

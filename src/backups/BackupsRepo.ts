@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema } from "effect"
-import type { Cursor } from "../http/Pagination.js"
+import type { Cursor } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { type Backup, BackupId, BackupStatus, RestoreStatus } from "./Backup.js"
 import type { Dump } from "./Archive.js"

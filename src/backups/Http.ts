@@ -6,7 +6,7 @@ import { InvalidField } from "../common/DomainErrors.js"
 import { okPage } from "../http/Envelope.js"
 import { fetched, removed, writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { pageOf, pageQuery } from "../http/Pagination.js"
+import { pageOf, pageQuery } from "../db/Paging.js"
 import { Backups } from "./Backups.js"
 
 export const BackupsHttp = HttpApiBuilder.group(Api, "backups", (handlers) =>

@@ -2,7 +2,7 @@ import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Schema } from "effect"
 import { Timestamp } from "../common/Schemas.js"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { Chat, ChatId, ChatMessage, PromotionKind } from "./Chat.js"
 

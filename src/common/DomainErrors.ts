@@ -2,7 +2,7 @@ import { Effect, Option, Schema } from "effect"
 
 /**
  * Failures of the domain, with the data that explains them. Services fail with these (and never with HTTP
- * errors); `src/http/DomainErrorsHttp.ts` turns them into the error envelope at the edge.
+ * errors); each edge maps them: `src/http/DomainErrorsHttp.ts` to the error envelope and its status.
  */
 
 /** 404: the lab has no `resource` with this id (another lab's is as absent as a missing one). */
@@ -50,10 +50,105 @@ export class TransitionRefused extends Schema.TaggedError<TransitionRefused>()("
   }
 }
 
-export type DomainError = NotFoundInLab | InvalidField | StateConflict | TransitionRefused
+/** 401: no credential, or one that proves nothing (unknown, revoked, expired, badly signed). */
+export class NotAuthenticated extends Schema.TaggedError<NotAuthenticated>()("NotAuthenticated", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** 403: the credential is known but may not do this (another lab, a scope it lacks, an operator's action). */
+export class AccessDenied extends Schema.TaggedError<AccessDenied>()("AccessDenied", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** 404: no lab by this id or slug (told to the operator; anyone else is denied whether or not it exists). */
+export class UnknownLab extends Schema.TaggedError<UnknownLab>()("UnknownLab", { ref: Schema.String }) {
+  override get message() {
+    return `no lab ${this.ref}`
+  }
+}
+
+/** 404: something a request names outside any lab's resources (a git host, a webhook's repository). */
+export class NotKnown extends Schema.TaggedError<NotKnown>()("NotKnown", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** 429: a rate window is spent; `retryAfter` seconds until it has room again. */
+export class OverRateLimit extends Schema.TaggedError<OverRateLimit>()("OverRateLimit", {
+  reason: Schema.String,
+  retryAfter: Schema.Number
+}) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** 403 quota_exceeded: a lab's allocation (keys, pods, stored bytes, records, backups) would be passed. */
+export class OverQuota extends Schema.TaggedError<OverQuota>()("OverQuota", { quota: Schema.String, reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** 412: the lab lacks a setting this needs (a webhook secret, a link). */
+export class NotConfigured extends Schema.TaggedError<NotConfigured>()("NotConfigured", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** 502: a provider the service depends on (a pod provider) failed. */
+export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("UpstreamFailed", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+/** 503: the service cannot take this now (stopping, busy); nothing was done and the request may be sent again. */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
+export type DomainError =
+  | NotFoundInLab
+  | InvalidField
+  | StateConflict
+  | TransitionRefused
+  | NotAuthenticated
+  | AccessDenied
+  | UnknownLab
+  | NotKnown
+  | OverRateLimit
+  | OverQuota
+  | NotConfigured
+  | UpstreamFailed
+  | Unavailable
+
+const DOMAIN_TAGS: ReadonlySet<string> = new Set<DomainError["_tag"]>([
+  "NotFoundInLab",
+  "InvalidField",
+  "StateConflict",
+  "TransitionRefused",
+  "NotAuthenticated",
+  "AccessDenied",
+  "UnknownLab",
+  "NotKnown",
+  "OverRateLimit",
+  "OverQuota",
+  "NotConfigured",
+  "UpstreamFailed",
+  "Unavailable"
+])
 
 export const isDomainError = (u: unknown): u is DomainError =>
-  u instanceof NotFoundInLab || u instanceof InvalidField || u instanceof StateConflict || u instanceof TransitionRefused
+  u instanceof Error && "_tag" in u && typeof u._tag === "string" && DOMAIN_TAGS.has(u._tag)
 
 /** The value found, or NotFoundInLab naming what was looked for. */
 export const orNotFound =

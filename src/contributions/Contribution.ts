@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { Body, DateRange, LabRef, Name, Timestamp } from "../common/Schemas.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 
 export const ContributorKind = Schema.Literal("credential", "agent", "user", "system").annotations({
   description:

@@ -1,7 +1,7 @@
 import { Effect, Option, Schema } from "effect"
 import { Timestamp } from "../common/Schemas.js"
 import { makeLabTable } from "../db/LabTable.js"
-import type { Cursor } from "../http/Pagination.js"
+import type { Cursor } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { Contribution, ContributorKind, ContributorSummary } from "./Contribution.js"
 

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { Body, DateRange, LabRef, LabResource, Name, resourceId, Tags, Text } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 
 export const DatasetId = resourceId("DatasetId", "ds")
 export type DatasetId = typeof DatasetId.Type

@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import { Dataset } from "./Dataset.js"
 
 const { rows: _rows, ...stored } = Dataset.fields

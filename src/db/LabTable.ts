@@ -1,8 +1,8 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { type Fragment, unsafeFragment } from "@effect/sql/Statement"
 import { Effect, Option, Schema } from "effect"
-import type { Page } from "../http/Envelope.js"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
+import type { Page } from "./Paging.js"
+import { keyset, pageOf, type PageQuery } from "./Paging.js"
 import type { LabId } from "../labs/LabId.js"
 
 /**

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
 import { type CostCategory } from "../costs/Money.js"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { ExperimentCost } from "./Experiment.js"
 

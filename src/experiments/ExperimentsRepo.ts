@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema } from "effect"
-import { cursorFromString, keyset, pageOf, type PageQuery } from "../http/Pagination.js"
+import { cursorFromString, keyset, pageOf, type PageQuery } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { Experiment, type ExperimentRecord, type ExperimentStatus, MetricPoint } from "./Experiment.js"
 

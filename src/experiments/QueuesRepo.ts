@@ -1,6 +1,6 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema } from "effect"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
+import { keyset, pageOf, type PageQuery } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { Queue, type QueueId } from "./Experiment.js"
 

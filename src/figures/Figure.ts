@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { Body, DateRange, LabRef, LabResource, Name, resourceId, Text } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 
 /** Figure files by extension (case-insensitive) and their media types. */
 const MEDIA_TYPES: Readonly<Record<string, string>> = {

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Option, Schema } from "effect"
 import { newId } from "../common/Ids.js"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import { Figure, FigureId, type FigureSource, type GitFigureFile, mediaTypeOf } from "./Figure.js"
 
 const { commit: _commit, ...stored } = Figure.fields

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, QuotaExceededWire } from "../http/Errors.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 import { labGroup } from "../http/LabEndpoints.js"
 import { BlobSha, DeletedFile, DirectoryPrefix, ExistingFilePath, File, FileSummary, WriteFile } from "./File.js"
 

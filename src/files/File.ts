@@ -1,8 +1,11 @@
 import { Either, ParseResult, Schema } from "effect"
 import { Body, LabRef, Timestamp } from "../common/Schemas.js"
-import { MAX_FILE_BYTES } from "../sync/Rules.js"
+import { cursorFromString } from "../db/Paging.js"
 import { byteLength } from "./BlobId.js"
 import { normalizePath, normalizePathShape, normalizePrefix } from "./Paths.js"
+
+/** At most 1 MiB (1,048,576 bytes) per file, written through the API or pulled by a sync. */
+export const MAX_FILE_BYTES = 1_048_576
 
 const normalized = (normalize: (raw: string) => Either.Either<string, string>, description: string) =>
   Schema.transformOrFail(Schema.String, Schema.String, {
@@ -72,6 +75,9 @@ export const WriteFile = Body({
   })
 })
 export type WriteFile = typeof WriteFile.Type
+
+/** Files are listed by path; a list's cursor is the last path seen. */
+export const PathCursor = cursorFromString(Schema.Struct({ path: Schema.String }))
 
 /** The answer to a delete. */
 export const DeletedFile = Schema.Struct({ labId: Schema.String, path: Schema.String, sha: Schema.String, deleted: Schema.Literal(true) }).annotations({

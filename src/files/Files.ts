@@ -3,15 +3,16 @@ import { Effect, Option } from "effect"
 import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import { Quotas } from "../quotas/Quotas.js"
-import { SyncRepo } from "../sync/SyncRepo.js"
-import { SyncSignal } from "../sync/SyncSignal.js"
 import { blobId, byteLength } from "./BlobId.js"
 import type { File, FileSummary } from "./File.js"
+import { PushQueue } from "./PushQueue.js"
 import { FilesRepo } from "./FilesRepo.js"
 
 export interface WriteOptions {
   /** Who writes: a key or user id, or an orchestrator's name. */
   readonly actor: string
+  /** The credential's name (an API key's name, a JWT's name or subject): the author of the write's commit. */
+  readonly authorName: string
   /** Optimistic concurrency: the blob id the file must have now. */
   readonly expectedSha?: string | undefined
   /** `create-or-replace` (POST) or `update` (PATCH: the file must exist). */
@@ -20,6 +21,7 @@ export interface WriteOptions {
 
 export interface RemoveOptions {
   readonly actor: string
+  readonly authorName: string
   readonly expectedSha?: string | undefined
 }
 
@@ -28,7 +30,7 @@ const RESOURCE = "file"
 /** What the operations below work with. */
 interface Deps {
   readonly repo: FilesRepo
-  readonly sync: SyncRepo
+  readonly pushes: PushQueue["Type"]
   readonly quotas: Quotas
 }
 
@@ -53,12 +55,8 @@ const checkExpected = (current: Option.Option<File>, path: string, expected: str
 }
 
 /** Queue the change for the linked repository when auto-push is on; true when queued. */
-const queuePush = (deps: Deps, labId: LabId, path: string, content: string | null, actor: string) =>
-  Effect.flatMap(deps.sync.link(labId), (link) =>
-    Option.isSome(link) && link.value.autoPush
-      ? Effect.as(deps.sync.enqueue(labId, path, content, actor), true)
-      : Effect.succeed(false)
-  )
+const queuePush = (deps: Deps, labId: LabId, path: string, content: string | null, options: WriteOptions | RemoveOptions) =>
+  deps.pushes.queue(labId, path, content, { actor: options.actor, name: options.authorName })
 
 /** A new path must not be a file where another needs a directory, nor the reverse. */
 const checkNoCollision = (deps: Deps, labId: LabId, path: string) =>
@@ -94,12 +92,12 @@ const writeFile = (deps: Deps, labId: LabId, path: string, content: string, opti
     // the same content as stored is still the user's word on the file: with auto-push on it is queued (a commit
     // only if the repository, which may have moved since the lab last pulled, holds something else)
     if (Option.isSome(current) && current.value.sha === file.sha) {
-      return { file: current.value, created: false, queued: yield* queuePush(deps, labId, path, content, options.actor) }
+      return { file: current.value, created: false, queued: yield* queuePush(deps, labId, path, content, options) }
     }
     // a write that grows the lab's stored bytes must fit its plan (QUOTA_STORED_BYTES); a sync never asks
     yield* deps.quotas.storedBytes(labId, file.size - Option.match(current, { onNone: () => 0, onSome: (f) => f.size }))
     yield* deps.repo.upsert(file)
-    const queued = yield* queuePush(deps, labId, path, content, options.actor)
+    const queued = yield* queuePush(deps, labId, path, content, options)
     return { file, created: Option.isNone(current), queued }
   })
 
@@ -110,7 +108,7 @@ const removeFile = (deps: Deps, labId: LabId, path: string, options: RemoveOptio
     if (Option.isNone(current)) return yield* noFile(path)
     yield* checkExpected(current, path, options.expectedSha)
     yield* deps.repo.remove(labId, path)
-    const queued = yield* queuePush(deps, labId, path, null, options.actor)
+    const queued = yield* queuePush(deps, labId, path, null, options)
     return { file: current.value, queued }
   })
 
@@ -121,18 +119,18 @@ const removeFile = (deps: Deps, labId: LabId, path: string, options: RemoveOptio
  * told to push. An acknowledged write is in the database before the answer.
  */
 export class Files extends Effect.Service<Files>()("Files", {
-  dependencies: [FilesRepo.Default, SyncRepo.Default, Quotas.Default],
+  dependencies: [FilesRepo.Default, Quotas.Default],
   effect: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const signal = yield* SyncSignal
-    const deps: Deps = { repo: yield* FilesRepo, sync: yield* SyncRepo, quotas: yield* Quotas }
+    const pushes = yield* PushQueue
+    const deps: Deps = { repo: yield* FilesRepo, pushes, quotas: yield* Quotas }
 
     /** One transaction, then the sync worker told when something was queued. */
     const committed = <A extends { readonly queued: boolean }, E, R>(labId: LabId, change: Effect.Effect<A, E, R>) =>
       change.pipe(
         sql.withTransaction,
         Effect.catchTag("SqlError", Effect.die),
-        Effect.tap(({ queued }) => (queued ? signal.outboxChanged(labId) : Effect.void))
+        Effect.tap(({ queued }) => (queued ? pushes.wake(labId) : Effect.void))
       )
 
     const read = (labId: LabId, path: string) => orNotFound(RESOURCE, path)(deps.repo.find(labId, path))

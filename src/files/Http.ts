@@ -3,12 +3,10 @@ import { Effect, Either, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { cursorFromString, pageQueryWith } from "../http/Pagination.js"
-import { File } from "./File.js"
+import { pageQueryWith } from "../db/Paging.js"
+import { File, PathCursor } from "./File.js"
 import { Files } from "./Files.js"
 
-/** Files are listed by path; the cursor is the last path seen. */
-const PathCursor = cursorFromString(Schema.Struct({ path: Schema.String }))
 const decodePathCursor = Schema.decodeUnknownEither(PathCursor)
 const encodePathCursor = Schema.encodeSync(PathCursor)
 
@@ -35,7 +33,7 @@ export const FilesHttp = HttpApiBuilder.group(Api, "files", (handlers) =>
       .handle("write", ({ payload: { labId, path, content, sha } }) =>
         lab.write(labId, (scope) =>
           Effect.gen(function* () {
-            const options = { actor: scope.actor, expectedSha: sha, mode: "create-or-replace" } as const
+            const options = { actor: scope.actor, authorName: scope.authorName, expectedSha: sha, mode: "create-or-replace" } as const
             const { file, created } = yield* files.write(scope.labId, path, content, options)
             const body = yield* ok(file)
             return created ? yield* respondWith(CreatedFile, body, 201) : body
@@ -44,13 +42,13 @@ export const FilesHttp = HttpApiBuilder.group(Api, "files", (handlers) =>
       )
       .handle("update", ({ payload: { labId, path, content, sha } }) =>
         lab
-          .write(labId, (scope) => files.write(scope.labId, path, content, { actor: scope.actor, expectedSha: sha, mode: "update" }))
+          .write(labId, (scope) => files.write(scope.labId, path, content, { actor: scope.actor, authorName: scope.authorName, expectedSha: sha, mode: "update" }))
           .pipe(Effect.flatMap(({ file }) => ok(file)))
       )
       .handle("delete", ({ urlParams: { labId, path, sha } }) =>
         lab
           .write(labId, (scope) =>
-            Effect.map(files.remove(scope.labId, path, { actor: scope.actor, expectedSha: sha }), ({ file }) => ({
+            Effect.map(files.remove(scope.labId, path, { actor: scope.actor, authorName: scope.authorName, expectedSha: sha }), ({ file }) => ({
               labId: scope.labId,
               path: file.path,
               sha: file.sha,

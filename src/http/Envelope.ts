@@ -1,6 +1,7 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, FiberRef, Schema } from "effect"
-import { CurrentRequest, type RequestContext } from "./RequestContext.js"
+import type { Page } from "../db/Paging.js"
+import { CurrentRequest, type RequestContext } from "../common/RequestContext.js"
 
 /** Spec 2.2: every success is `{data, meta}`; lists add the cursor fields. */
 export const Meta = Schema.Struct({
@@ -24,10 +25,7 @@ const meta = (request: RequestContext) => ({ request_id: request.id, timestamp: 
 /** Wrap a handler's result in the success envelope. */
 export const ok = <A>(data: A) => Effect.map(FiberRef.get(CurrentRequest), (request) => ({ data, meta: meta(request) }))
 
-export interface Page<A> {
-  readonly items: ReadonlyArray<A>
-  readonly nextCursor: string | null
-}
+
 
 /** Wrap one page of a list in the list envelope. */
 export const okPage = <A>(page: Page<A>) =>

@@ -2,6 +2,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
 import { WEBHOOK_PATH } from "./BodyLimit.js"
 import { ValidationError } from "./Errors.js"
+import { jsonProblem, printable, problemWith } from "../common/TextHygiene.js"
 import type { RouteTable } from "./RouteTable.js"
 
 /**
@@ -13,68 +14,6 @@ import type { RouteTable } from "./RouteTable.js"
  * stacks: checked here once, every route (present and future) answers 422
  * naming the field instead of failing in the database.
  */
-
-/** How deep a JSON body may nest, counting the body's own object or array as level 1. */
-export const MAX_JSON_DEPTH = 64
-
-// with the `u` flag a well-formed pair is one code point, so only a lone surrogate matches the range
-const HOSTILE = /[\0\uD800-\uDFFF]/u
-
-/** Why a string a client sent cannot be stored (NUL, a lone surrogate), or undefined. */
-export const problemWith = (value: string): string | undefined => {
-  const found = HOSTILE.exec(value)
-  if (found === null) return undefined
-  return found[0] === "\0" ? "must not contain NUL (\\u0000)" : "must not contain a lone UTF-16 surrogate (invalid Unicode)"
-}
-
-const MAX_SHOWN = 120
-
-/** A name as it can be shown in a message: hostile characters escaped, long names cut. */
-const printable = (name: string): string => {
-  const escaped = name.replace(/[\0-\x1f\uD800-\uDFFF]/gu, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
-  return escaped.length > MAX_SHOWN ? `${escaped.slice(0, MAX_SHOWN)}…` : escaped
-}
-
-const fieldOf = (path: ReadonlyArray<string | number>): string => {
-  if (path.length === 0) return "body"
-  const joined = path.map((p) => (typeof p === "number" ? String(p) : printable(p))).join(".")
-  return joined.length > MAX_SHOWN ? `${joined.slice(0, MAX_SHOWN)}…` : joined
-}
-
-const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
-/** The first problem of a parsed JSON body (or of the JSON at `under`), as a message naming the field, or undefined. */
-export const jsonProblem = (body: unknown, under: ReadonlyArray<string> = []): string | undefined => {
-  const path: Array<string | number> = [...under]
-  const visit = (value: unknown, depth: number): string | undefined => {
-    if (typeof value === "string") {
-      const problem = problemWith(value)
-      return problem === undefined ? undefined : `${fieldOf(path)}: ${problem}`
-    }
-    if (typeof value === "number") return Number.isFinite(value) ? undefined : `${fieldOf(path)}: number out of range`
-    if (typeof value !== "object" || value === null) return undefined
-    if (depth > MAX_JSON_DEPTH) return `${fieldOf(path)}: nested deeper than ${MAX_JSON_DEPTH} levels`
-    if (Array.isArray(value)) {
-      for (let i = 0; i < value.length; i++) {
-        path.push(i)
-        const problem = visit(value[i], depth + 1)
-        path.pop()
-        if (problem !== undefined) return problem
-      }
-      return undefined
-    }
-    if (!isRecord(value)) return undefined
-    for (const key of Object.keys(value)) {
-      path.push(key)
-      const keyProblem = problemWith(key)
-      const problem = keyProblem === undefined ? visit(value[key], depth + 1) : `${fieldOf(path)}: the field name ${keyProblem}`
-      path.pop()
-      if (problem !== undefined) return problem
-    }
-    return undefined
-  }
-  return visit(body, 1)
-}
 
 /** Percent-decoding as the router does it; undefined for bytes that are not UTF-8. */
 const decoded = (raw: string): string | undefined => {

@@ -3,11 +3,11 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import type * as HttpMethod from "@effect/platform/HttpMethod"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
+import { Authentication } from "./Authentication.js"
 import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "./Envelope.js"
 import { ConflictWire, ForbiddenWire, NotFoundWire } from "./Errors.js"
-import { PageParams } from "./Pagination.js"
+import { PageParams } from "../db/Paging.js"
 
 /**
  * The endpoint shapes every lab resource shares: a page of items, create

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import type { LabId } from "../labs/LabId.js"
-import { ok, okPage, type Page } from "./Envelope.js"
+import { ok, okPage } from "./Envelope.js"
 import type { LabRequests, LabScope } from "./LabRequests.js"
-import { pageQuery, type PageQuery } from "./Pagination.js"
+import { type Page, pageQuery, type PageQuery } from "../db/Paging.js"
 
 /**
  * The handler chains the lab resources share, each sent as the envelope: `listed` (page query → the service's

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { type Access, CurrentPrincipal, type Principal } from "../auth/Principal.js"
 import type { CheckedLab, LabId } from "../labs/LabId.js"
+import type { AccessDenied, OverRateLimit, UnknownLab } from "../common/DomainErrors.js"
 import { Labs } from "../labs/Labs.js"
-import type { Forbidden, NotFound, RateLimited } from "./Errors.js"
 import { type AsHttp, domainErrorsAsHttp } from "./DomainErrorsHttp.js"
 
 /** What a lab-scoped handler works with once the request's credential was checked against the lab it names. */
@@ -12,12 +12,14 @@ export interface LabScope {
   readonly principal: Principal
   /** who the activity log names: the principal's id */
   readonly actor: string
+  /** who a write's commit names as its author: the credential's name */
+  readonly authorName: string
 }
 
 type Run = <A, E, R>(
   labRef: string,
   body: (scope: LabScope) => Effect.Effect<A, E, R>
-) => Effect.Effect<A, AsHttp<E> | NotFound | Forbidden | RateLimited, R | CurrentPrincipal>
+) => Effect.Effect<A, AsHttp<E | UnknownLab | AccessDenied | OverRateLimit>, R | CurrentPrincipal>
 
 /**
  * The preamble every lab-scoped handler shares: check the credential against the lab (403 / 404 / 429 as
@@ -34,7 +36,7 @@ export class LabRequests extends Effect.Service<LabRequests>()("LabRequests", {
         domainErrorsAsHttp(
           Effect.flatMap(CurrentPrincipal, (principal) =>
             Effect.flatMap(labs.accessAs(principal, labRef, access), (lab) =>
-              body({ labId: lab.id, lab, principal, actor: principal.id })
+              body({ labId: lab.id, lab, principal, actor: principal.id, authorName: principal.name })
             )
           )
         )

@@ -3,12 +3,32 @@ import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import type * as HttpMethod from "@effect/platform/HttpMethod"
 import { Chunk, type Effect } from "effect"
 import type { CurrentPrincipal } from "../auth/Principal.js"
-import type { InvalidField, NotFoundInLab, StateConflict, TransitionRefused } from "../common/DomainErrors.js"
+import type {
+  AccessDenied,
+  InvalidField,
+  NotConfigured,
+  NotFoundInLab,
+  OverQuota,
+  OverRateLimit,
+  StateConflict,
+  TransitionRefused,
+  Unavailable,
+  UpstreamFailed
+} from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"
-import type { Page } from "./Envelope.js"
-import type { Conflict, NotFound, ValidationError } from "./Errors.js"
+import type {
+  BadGateway,
+  Conflict,
+  Forbidden,
+  NotFound,
+  PreconditionFailed,
+  QuotaExceeded,
+  RateLimited,
+  ServiceUnavailable,
+  ValidationError
+} from "./Errors.js"
 import { created, fetched, type Lab, type ListParams, listed, removed, updated } from "./LabHandlers.js"
-import type { PageQuery } from "./Pagination.js"
+import type { Page, PageQuery } from "../db/Paging.js"
 
 /**
  * `labRoutes(handlers, lab, service)` handles each standard route (`list`, `create`, `get`, `update`, `delete`) the
@@ -46,6 +66,12 @@ type Failure<Ep extends HttpApiEndpoint.HttpApiEndpoint.Any, E> =
   | (NotFound extends Declared<Ep, E> ? NotFoundInLab : never)
   | (ValidationError extends Declared<Ep, E> ? InvalidField : never)
   | (Conflict extends Declared<Ep, E> ? StateConflict | TransitionRefused : never)
+  | (Forbidden extends Declared<Ep, E> ? AccessDenied : never)
+  | (QuotaExceeded extends Declared<Ep, E> ? OverQuota : never)
+  | (RateLimited extends Declared<Ep, E> ? OverRateLimit : never)
+  | (PreconditionFailed extends Declared<Ep, E> ? NotConfigured : never)
+  | (BadGateway extends Declared<Ep, E> ? UpstreamFailed : never)
+  | (ServiceUnavailable extends Declared<Ep, E> ? Unavailable : never)
 type Declared<Ep extends HttpApiEndpoint.HttpApiEndpoint.Any, E> = HttpApiEndpoint.HttpApiEndpoint.Error<Ep> | E
 
 type Method<R extends Route, Ep extends HttpApiEndpoint.HttpApiEndpoint.Any, E> = R extends "list"

@@ -1,11 +1,11 @@
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { Schema } from "effect"
-import { Authentication } from "../auth/Authentication.js"
+import { Authentication } from "../http/Authentication.js"
 import { Body } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire, ForbiddenWire } from "../http/Errors.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 import { CreateLab, Lab } from "./Lab.js"
 
 export class LabsApi extends HttpApiGroup.make("labs")

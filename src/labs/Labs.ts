@@ -1,12 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Cache, Duration, Effect, Exit, FiberRef, Option } from "effect"
 import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
-import { StateConflict } from "../common/DomainErrors.js"
+import { AccessDenied, OverRateLimit, StateConflict, UnknownLab } from "../common/DomainErrors.js"
 import type { Plan } from "../common/Schemas.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
-import { Forbidden, NotFound, RateLimited } from "../http/Errors.js"
-import type { PageQuery } from "../http/Pagination.js"
-import { CurrentRequest } from "../http/RequestContext.js"
+import type { PageQuery } from "../db/Paging.js"
+import { CurrentRequest } from "../common/RequestContext.js"
 import { PLAN_LIMITS, RateLimits } from "../ratelimit/RateLimits.js"
 import type { CreateLab, Lab } from "./Lab.js"
 import { type CheckedLab, checked } from "./LabId.js"
@@ -50,11 +49,11 @@ const makeLabCache = (repo: LabsRepo) =>
   })
 
 /** Why a principal gets no lab: 403 whether or not the lab exists, so ids of other labs leak nothing; 404 for the operator. */
-const refusal = (principal: Principal, ref: string, access: Access): NotFound | Forbidden =>
+const refusal = (principal: Principal, ref: string, access: Access): UnknownLab | AccessDenied =>
   isAdmin(principal)
-    ? new NotFound({ message: `no lab ${ref}` })
-    : new Forbidden({
-        message: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
+    ? new UnknownLab({ ref })
+    : new AccessDenied({
+        reason: access === "write" ? `this credential cannot write to lab ${ref}` : `this credential cannot read lab ${ref}`
       })
 
 /**
@@ -64,7 +63,7 @@ const refusal = (principal: Principal, ref: string, access: Access): NotFound | 
  */
 const authorizeIn =
   (find: (ref: string) => Effect.Effect<Option.Option<Lab>>) =>
-  (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, NotFound | Forbidden> =>
+  (principal: Principal, ref: string, access: Access): Effect.Effect<Lab, UnknownLab | AccessDenied> =>
     Effect.flatMap(find(ref), (lab) =>
       Option.isSome(lab) && (isAdmin(principal) || canAccess(principal, lab.value.slug, access))
         ? Effect.succeed(lab.value)
@@ -76,7 +75,7 @@ const authorizeIn =
  * and per-day windows), once per lab per request, whichever of its
  * credentials sends it: minting keys buys nothing. Over it: 429.
  */
-const chargeBudget = (rateLimits: RateLimits, lab: Lab): Effect.Effect<void, RateLimited> =>
+const chargeBudget = (rateLimits: RateLimits, lab: Lab): Effect.Effect<void, OverRateLimit> =>
   Effect.flatMap(FiberRef.get(CurrentRequest), ({ counted }) => {
     if (counted === undefined || counted.labs.has(lab.id)) return Effect.void
     counted.labs.add(lab.id)
@@ -84,8 +83,9 @@ const chargeBudget = (rateLimits: RateLimits, lab: Lab): Effect.Effect<void, Rat
       counted.decisions.push(decision)
       if (decision.allowed) return Effect.void
       return Effect.fail(
-        new RateLimited({
-          message: `lab ${lab.slug} is over its plan's rate limit of ${decision.limit} requests, shared by all its credentials; retry in ${decision.retryAfter} s`
+        new OverRateLimit({
+          reason: `lab ${lab.slug} is over its plan's rate limit of ${decision.limit} requests, shared by all its credentials; retry in ${decision.retryAfter} s`,
+          retryAfter: decision.retryAfter
         })
       )
     })
@@ -104,13 +104,13 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
       principal: Principal,
       ref: string,
       access: Access
-    ): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited> =>
+    ): Effect.Effect<CheckedLab, UnknownLab | AccessDenied | OverRateLimit> =>
       Effect.flatMap(authorize(principal, ref, access), (lab) =>
         isAdmin(principal) ? Effect.succeed(checked(lab)) : Effect.map(chargeBudget(rateLimits, lab), () => checked(lab))
       )
 
     /** `accessAs` the principal of the current request. */
-    const access = (ref: string, access: Access): Effect.Effect<CheckedLab, NotFound | Forbidden | RateLimited, CurrentPrincipal> =>
+    const access = (ref: string, access: Access): Effect.Effect<CheckedLab, UnknownLab | AccessDenied | OverRateLimit, CurrentPrincipal> =>
       Effect.flatMap(CurrentPrincipal, (principal) => accessAs(principal, ref, access))
 
     /** The plan the principal's limits follow: the highest of the labs its scopes name. */

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqlSchema from "@effect/sql/SqlSchema"
 import { Effect, Option, Schema } from "effect"
 import { newId } from "../common/Ids.js"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
+import { keyset, pageOf, type PageQuery } from "../db/Paging.js"
 import { type CreateLab, Lab } from "./Lab.js"
 
 const Row = Schema.typeSchema(Lab)

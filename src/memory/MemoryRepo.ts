@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import { MemoryEntry, type MemoryKind } from "./Memory.js"
 
 export interface MemoryFilter extends PageQuery {

@@ -2,7 +2,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Authentication } from "../auth/Authentication.js"
+import { Authentication } from "../http/Authentication.js"
 import { ForbiddenWire } from "../http/Errors.js"
 import { CONTENT_TYPE } from "./Prometheus.js"
 

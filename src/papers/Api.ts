@@ -5,7 +5,7 @@ import { LabRef } from "../common/Schemas.js"
 import { Envelope, ListEnvelope } from "../http/Envelope.js"
 import { ConflictWire } from "../http/Errors.js"
 import { labGroup, labResource } from "../http/LabEndpoints.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 import { CreatePaper, LabBody, Paper, PaperId, PaperListParams, PaperVersion, TransitionPaper, UpdatePaper } from "./Paper.js"
 
 const PaperPath = Schema.Struct({ id: PaperId })

@@ -5,7 +5,7 @@ import { Envelope, ok, okPage, respondWith } from "../http/Envelope.js"
 import { writing } from "../http/LabHandlers.js"
 import { LabRequests } from "../http/LabRequests.js"
 import { labRoutes } from "../http/LabRoutes.js"
-import { cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { cursorFromString, pageQueryWith } from "../db/Paging.js"
 import { Paper } from "./Paper.js"
 import { Papers } from "./Papers.js"
 

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import type { Transitions } from "../common/StateMachine.js"
 import { Body, DateRange, LabRef, LabResource, Name, resourceId, Text, Timestamp } from "../common/Schemas.js"
 import { FilePath } from "../files/File.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 
 /**
  * A paper's lifecycle (arXiv / OpenReview): draft → submitted → in_review →

@@ -1,10 +1,9 @@
 import { Effect } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { resourceDeps, type ResourceDeps } from "../activity/ResourceService.js"
-import { NotFoundInLab, orNotFound, StateConflict } from "../common/DomainErrors.js"
+import { NotFoundInLab, orNotFound, StateConflict, UpstreamFailed } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
-import { BadGateway } from "../http/Errors.js"
 import type { LabId } from "../labs/LabId.js"
 import { Quotas } from "../quotas/Quotas.js"
 import { type CreatePod, type Pod, PodId, PodMachine } from "./Pod.js"
@@ -139,7 +138,7 @@ export class Pods extends Effect.Service<Pods>()("Pods", {
         const pod = yield* mustFind(deps, labId, id)
         yield* deletable(pod)
         yield* provider.remove(providerPod(pod)).pipe(
-          Effect.mapError((e) => new BadGateway({ message: `the pod provider could not release pod ${id}: ${e.message}` }))
+          Effect.mapError((e) => new UpstreamFailed({ reason: `the pod provider could not release pod ${id}: ${e.message}` }))
         )
         return yield* transaction(
           Effect.gen(function* () {

@@ -2,7 +2,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type { Fragment } from "@effect/sql/Statement"
 import { Effect, Option, Schema } from "effect"
 import { newId } from "../common/Ids.js"
-import { keyset, pageOf, type PageQuery } from "../http/Pagination.js"
+import { keyset, pageOf, type PageQuery } from "../db/Paging.js"
 import type { LabId } from "../labs/LabId.js"
 import { type DesiredStatus, Pod, type PodId, PodSession, type PodStatus } from "./Pod.js"
 

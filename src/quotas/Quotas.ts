@@ -1,8 +1,8 @@
 import { Effect, Option } from "effect"
 import { CurrentPrincipal, isAdmin } from "../auth/Principal.js"
 import type { Plan } from "../common/Schemas.js"
-import { QuotaExceeded, RateLimited } from "../http/Errors.js"
-import { reportWindow } from "../http/RequestContext.js"
+import { OverQuota, OverRateLimit } from "../common/DomainErrors.js"
+import { reportWindow } from "../common/RequestContext.js"
 import type { Lab } from "../labs/Lab.js"
 import { Labs } from "../labs/Labs.js"
 import { MINUTE_MILLIS, RateLimits } from "../ratelimit/RateLimits.js"
@@ -29,7 +29,7 @@ interface Deps {
 }
 
 const exceeded = (plan: Plan, quota: string, use: string, hint: string) =>
-  new QuotaExceeded({ message: `quota exceeded: ${quota} of the ${plan} plan (${use}); ${hint}` })
+  new OverQuota({ quota, reason: `quota exceeded: ${quota} of the ${plan} plan (${use}); ${hint}` })
 
 const STORED_BYTES = "stored bytes (files and backups)"
 const MAKE_ROOM = "delete files or backups to make room"
@@ -111,8 +111,9 @@ const forcedSyncRate = (deps: Deps, rateLimits: RateLimits, lab: Lab) =>
     const decision = yield* rateLimits.count(`sync:${lab.id}`, limit, MINUTE_MILLIS)
     yield* reportWindow(decision)
     if (!decision.allowed) {
-      return yield* new RateLimited({
-        message: `lab ${lab.slug} may force ${limit} syncs a minute on the ${lab.plan} plan; retry in ${decision.retryAfter} s (pushes with a webhook sync without asking)`
+      return yield* new OverRateLimit({
+        reason: `lab ${lab.slug} may force ${limit} syncs a minute on the ${lab.plan} plan; retry in ${decision.retryAfter} s (pushes with a webhook sync without asking)`,
+        retryAfter: decision.retryAfter
       })
     }
   })

@@ -3,13 +3,10 @@ import { Effect, Option, Schema } from "effect"
 import { Api } from "../Api.js"
 import { okPage } from "../http/Envelope.js"
 import { LabRequests } from "../http/LabRequests.js"
-import { cursorFromString, pageQueryWith } from "../http/Pagination.js"
+import { pageQueryWith } from "../db/Paging.js"
 import { Search } from "./Search.js"
+import { SearchCursor } from "./SearchResult.js"
 
-/** Results page on (rank, kind, ref): the rank is recomputed identically for unchanged documents. */
-const SearchCursor = cursorFromString(
-  Schema.Struct({ rank: Schema.Number.pipe(Schema.finite()), kind: Schema.String.pipe(Schema.maxLength(64)), ref: Schema.String.pipe(Schema.maxLength(2048)) })
-)
 const decodeCursor = Schema.decodeUnknownEither(SearchCursor)
 const encodeCursor = Schema.encodeSync(SearchCursor)
 

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { LabRef } from "../common/Schemas.js"
-import { PageParams } from "../http/Pagination.js"
+import { cursorFromString, PageParams } from "../db/Paging.js"
 import { SearchKinds } from "./Sql.js"
 
 export const SearchKind = Schema.Literal(...SearchKinds)
@@ -21,6 +21,11 @@ export const SearchResult = Schema.Struct({
   rank: Schema.Number.annotations({ description: "relevance in [0, 1): cover density, title words weigh most" })
 }).annotations({ identifier: "SearchResult" })
 export type SearchResult = typeof SearchResult.Type
+
+/** Results page on (rank, kind, ref): the rank is recomputed identically for unchanged documents. */
+export const SearchCursor = cursorFromString(
+  Schema.Struct({ rank: Schema.Number.pipe(Schema.finite()), kind: Schema.String.pipe(Schema.maxLength(64)), ref: Schema.String.pipe(Schema.maxLength(2048)) })
+)
 
 export const SearchQuery = Schema.Struct({
   labId: LabRef,

@@ -1,6 +1,6 @@
 import { Effect, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import { Survey, type SurveyStatus } from "./Survey.js"
 
 export interface SurveyFilter extends PageQuery {

@@ -40,6 +40,9 @@ export interface CommitInfo {
   readonly message: string
   readonly authorName: string
   readonly authorEmail: string
+  /** Who made the commit, when not its author (the service committing someone's write). */
+  readonly committerName?: string
+  readonly committerEmail?: string
 }
 
 /** One write or delete, to be its own commit. */

@@ -1,6 +1,7 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { Effect, Option } from "effect"
 import { Api } from "../Api.js"
+import { domainErrorsAsHttp } from "../http/DomainErrorsHttp.js"
 import { isDiskFull } from "../db/DiskFull.js"
 import { bodyTooLarge, WEBHOOK_MAX_BODY_BYTES } from "../http/BodyLimit.js"
 import { BadGateway, PayloadTooLarge, ValidationError } from "../http/Errors.js"
@@ -52,7 +53,7 @@ export const WebhooksHttp = HttpApiBuilder.group(Api, "webhooks", (handlers) =>
         const body = yield* Effect.tapError(read, () => receiver.failed(address))
         const answer = yield* receiver.receive(address, path.host, request.headers, new Uint8Array(body))
         return answer.action === "queued" ? yield* respondWith(WebhookAnswer, answer, 202) : answer
-      })
+      }).pipe(domainErrorsAsHttp)
     )
   })
 )

@@ -24,12 +24,27 @@ export const chunkOf = (entries: ReadonlyArray<OutboxEntry>): ReadonlyArray<Outb
   return chunk
 }
 
+/** A name as git's author line can hold it: no angle brackets or line breaks, at most 200 characters. */
+const authorLine = (name: string) => name.replace(/[<>\0-\x1f]+/g, " ").trim().slice(0, 200)
+
+/** The commit's author: the credential that made the write (the service for writes queued before names were kept). */
+const authorOf = (entry: OutboxEntry) => {
+  const name = entry.authorName === null ? "" : authorLine(entry.authorName)
+  if (name === "") return SERVICE_AUTHOR
+  return { authorName: name, authorEmail: `${entry.actor.replace(/[^A-Za-z0-9._-]/g, "-").slice(0, 100)}@users.noreply.local` }
+}
+
 export const changeOf = (entry: OutboxEntry): Change => {
   const verb = entry.content === null ? "Delete" : "Update"
   return {
     path: toRepoPath(entry.path),
     content: entry.content,
-    info: { ...SERVICE_AUTHOR, message: `${verb} ${toRepoPath(entry.path)}\n\nWritten through Lab Service by ${entry.actor}.\n` }
+    info: {
+      ...authorOf(entry),
+      committerName: SERVICE_AUTHOR.authorName,
+      committerEmail: SERVICE_AUTHOR.authorEmail,
+      message: `${verb} ${toRepoPath(entry.path)}\n\nWritten through Lab Service by ${entry.actor}.\n`
+    }
   }
 }
 

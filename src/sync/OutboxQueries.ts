@@ -1,5 +1,6 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Schema } from "effect"
+import type { Writer } from "../files/PushQueue.js"
 
 export const OutboxEntry = Schema.Struct({
   id: Schema.Number,
@@ -7,6 +8,8 @@ export const OutboxEntry = Schema.Struct({
   path: Schema.String,
   content: Schema.NullOr(Schema.String),
   actor: Schema.String,
+  /** The name of the credential that made the write (migration 16); null for writes queued before. */
+  authorName: Schema.NullOr(Schema.String),
   /** The commit a push carrying this write was about to move the branch to, while its outcome is unknown. */
   pushCommit: Schema.NullOr(Schema.String)
 })
@@ -24,15 +27,15 @@ const SET_ASIDE_SHOWN = 20
 
 /** The outbox of unpushed writes (SyncRepo's half of them). */
 export const outboxQueries = (sql: SqlClient.SqlClient) => {
-  const enqueue = (labId: string, path: string, content: string | null, actor: string) =>
+  const enqueue = (labId: string, path: string, content: string | null, writer: Writer) =>
     Effect.orDie(sql`
-      INSERT INTO outbox (lab_id, path, content, actor, created_at)
-      VALUES (${labId}, ${path}, ${content}, ${actor}, now())`)
+      INSERT INTO outbox (lab_id, path, content, actor, author_name, created_at)
+      VALUES (${labId}, ${path}, ${content}, ${writer.actor}, ${writer.name}, now())`)
 
   // set-aside writes stay in the outbox, as a record, but are never pending again
   /** The oldest writes waiting to be pushed, at most `limit` of them (a push takes them a chunk at a time). */
   const pending = (labId: string, limit: number) =>
-    sql`SELECT id, lab_id, path, content, actor, push_commit FROM outbox
+    sql`SELECT id, lab_id, path, content, actor, author_name, push_commit FROM outbox
         WHERE lab_id = ${labId} AND set_aside_at IS NULL ORDER BY id LIMIT ${limit}`.pipe(
       Effect.flatMap(Schema.decodeUnknown(Schema.Array(OutboxEntry))),
       Effect.orDie

@@ -3,8 +3,10 @@
  * rules are tested directly and the engine only asks.
  */
 
-/** At most 1 MiB (1,048,576 bytes) per file; the same bound as the files API. */
-export const MAX_FILE_BYTES = 1_048_576
+import { MAX_FILE_BYTES } from "../files/File.js"
+
+/** The files API's bound on a file, which a pulled file must meet too. */
+export { MAX_FILE_BYTES }
 
 const SKIPPED_DIRECTORIES = new Set(["node_modules", ".next", "dist", "build"])
 const LOCKFILES = new Set(["package-lock.json", "yarn.lock", "pnpm-lock.yaml"])

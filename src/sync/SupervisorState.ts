@@ -1,5 +1,5 @@
 import { Deferred, Effect, Exit, type Option } from "effect"
-import { ServiceUnavailable } from "../http/Errors.js"
+import { Unavailable } from "../common/DomainErrors.js"
 import type { LabId } from "../labs/LabId.js"
 import type { GitError } from "./Git.js"
 import type { Slots } from "./JobSlots.js"
@@ -12,7 +12,7 @@ import type { SyncRepo } from "./SyncRepo.js"
 /** The sync supervisor's state (SyncSupervisor.ts holds what it does): what each lab's worker is asked and runs. */
 
 /** What a forced sync can end with besides its result: git failed, or the service stopped first. */
-export type SyncNowError = GitError | ServiceUnavailable
+export type SyncNowError = GitError | Unavailable
 
 export interface Waiter {
   readonly subPath: Option.Option<string>
@@ -50,7 +50,7 @@ export const nothing: Wanted = { pull: false, push: false, waiters: [] }
 
 export const isWanted = (w: Wanted) => w.pull || w.push || w.waiters.length > 0
 
-export const stopped = () => new ServiceUnavailable({ message: "the service is stopping; retry the sync in a few seconds" })
+export const stopped = () => new Unavailable({ reason: "the service is stopping; retry the sync in a few seconds" })
 
 /** The supervisor's state, which its operations below share. */
 export interface Supervision {

@@ -1,5 +1,5 @@
 import { Cause, Clock, Deferred, Duration, Effect, Exit, FiberMap, FiberSet, Option, Schedule, Scheduler } from "effect"
-import { ServiceUnavailable } from "../http/Errors.js"
+import { Unavailable } from "../common/DomainErrors.js"
 import { GitError } from "./Git.js"
 import { makeSlots } from "./JobSlots.js"
 import { runJob } from "./SupervisorJob.js"
@@ -194,8 +194,8 @@ const exclusive = <A, E, R>(s: Supervision, labId: LabId, change: Effect.Effect<
             (e): e is LockBusy | LockUnavailable => e instanceof LockBusy || e instanceof LockUnavailable,
             (e) =>
               Effect.fail(
-                new ServiceUnavailable({
-                  message:
+                new Unavailable({
+                  reason:
                     e instanceof LockBusy
                       ? "another replica is syncing the lab; nothing was changed: retry in a few seconds"
                       : e.busy
@@ -288,7 +288,7 @@ export class SyncSupervisor extends Effect.Service<SyncSupervisor>()("SyncSuperv
           ),
           Effect.asVoid(ask(s, labId, (w) => ({ ...w, pull: true })))
         ),
-      /** Writes are waiting in the outbox (SyncSignal: the files API's own check of the lab came first). */
+      /** Writes are waiting in the outbox (the files API's PushQueue; it checked the lab first). */
       outboxChanged: (labId: string) => Effect.asVoid(ask(s, systemLab(labId), (w) => ({ ...w, push: true }))),
       syncNow: (labId: LabId, subPath: Option.Option<string>) => syncNow(s, labId, subPath),
       exclusive: <A, E, R>(labId: LabId, change: Effect.Effect<A, E, R>) => exclusive(s, labId, change),

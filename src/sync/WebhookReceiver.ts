@@ -1,7 +1,7 @@
 import { Clock, Effect, Option } from "effect"
-import { NotFound, PreconditionFailed, RateLimited, Unauthorized, ValidationError } from "../http/Errors.js"
-import { problemWith } from "../http/InputCheck.js"
-import { reportWindow } from "../http/RequestContext.js"
+import { InvalidField, NotAuthenticated, NotConfigured, NotKnown, OverRateLimit } from "../common/DomainErrors.js"
+import { problemWith } from "../common/TextHygiene.js"
+import { reportWindow } from "../common/RequestContext.js"
 import { systemLab } from "../labs/LabId.js"
 import { MINUTE_MILLIS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
 import type { WebhookAnswer } from "./RepoLink.js"
@@ -21,7 +21,7 @@ import {
   WebhookFailureLimit
 } from "./Webhooks.js"
 
-const notJson = () => new ValidationError({ message: "the webhook body is not a JSON payload" })
+const notJson = () => new InvalidField({ field: "body", problem: "is not a JSON payload" })
 
 type Headers = Readonly<Record<string, string | undefined>>
 
@@ -63,7 +63,7 @@ const refusedFrom = (address: string) => `webhook-refused:${address}`
 const identify = (hostSegment: string, headers: Headers, body: Uint8Array) =>
   Effect.gen(function* () {
     if (!isGitHost(hostSegment)) {
-      return yield* new NotFound({ message: `unknown git host ${hostSegment}: use github, gitlab, gitea, forgejo or bitbucket` })
+      return yield* new NotKnown({ reason: `unknown git host ${hostSegment}: use github, gitlab, gitea, forgejo or bitbucket` })
     }
     const host: GitHost = hostSegment
     const document = documentOf(headers["content-type"], Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString("utf8"))
@@ -71,9 +71,9 @@ const identify = (hostSegment: string, headers: Headers, body: Uint8Array) =>
     const identity = repositoryIn(host, document)
     if (!identity.json) return yield* notJson()
     const hostile = [...identity.fullNames, ...identity.urls].map(problemWith).find((p) => p !== undefined)
-    if (hostile !== undefined) return yield* new ValidationError({ message: `repository: ${hostile}` })
+    if (hostile !== undefined) return yield* new InvalidField({ field: "repository", problem: hostile })
     const named = identity.fullNames[0] ?? identity.urls[0]
-    if (named === undefined) return yield* new NotFound({ message: "the payload names no repository" })
+    if (named === undefined) return yield* new NotKnown({ reason: "the payload names no repository" })
     return { host, document, identity }
   })
 
@@ -84,9 +84,9 @@ const identify = (hostSegment: string, headers: Headers, body: Uint8Array) =>
  */
 const refusal = (host: GitHost, headers: Headers) =>
   isSigned(host, headers)
-    ? new Unauthorized({ message: "the webhook signature does not match a webhook secret of this repository's lab" })
-    : new PreconditionFailed({
-        message: "the delivery is not signed: give the webhook the lab's secret (create one with POST /api/v1/sync/secret)"
+    ? new NotAuthenticated({ reason: "the webhook signature does not match a webhook secret of this repository's lab" })
+    : new NotConfigured({
+        reason: "the delivery is not signed: give the webhook the lab's secret (create one with POST /api/v1/sync/secret)"
       })
 
 /** The links whose secret signed the delivery; none is a refusal (see `refusal`). */
@@ -120,11 +120,11 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         window.remaining > 0 ? Option.none<RateDecision>() : Option.some(window)
       )
 
-    const tooMany = (window: RateDecision): Effect.Effect<never, RateLimited> =>
+    const tooMany = (window: RateDecision): Effect.Effect<never, OverRateLimit> =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const retryAfter = Math.max(1, Math.ceil(window.reset - now / 1000))
         const message = `${failureLimit} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
-        return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new RateLimited({ message })))
+        return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new OverRateLimit({ reason: message, retryAfter })))
       })
 
     /** 429 for an address that sent too much of what no git host sends this minute (checked before the body is read). */
@@ -146,7 +146,7 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
       body: Uint8Array,
       identity: RepositoryIdentity
     ) =>
-      Effect.flatMap(overLimit(refusedFrom(address)), (over): Effect.Effect<ReadonlyArray<WebhookLink>, Unauthorized | PreconditionFailed | RateLimited> => {
+      Effect.flatMap(overLimit(refusedFrom(address)), (over): Effect.Effect<ReadonlyArray<WebhookLink>, NotAuthenticated | NotConfigured | OverRateLimit> => {
         const signed = signedBy(host, headers, body)
         const fromMemory = Effect.flatMap(links.find(identity), signed)
         if (Option.isSome(over)) return Effect.catchAll(fromMemory, () => tooMany(over.value))

@@ -1,6 +1,6 @@
 import { Effect, Option, Schema } from "effect"
 import { makeLabTable } from "../db/LabTable.js"
-import type { PageQuery } from "../http/Pagination.js"
+import type { PageQuery } from "../db/Paging.js"
 import { Task, type TaskStatus } from "./Task.js"
 
 export interface TaskFilter extends PageQuery {

@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { Body, DateRange, LabRef, Timestamp } from "../common/Schemas.js"
-import { PageParams } from "../http/Pagination.js"
+import { PageParams } from "../db/Paging.js"
 
 /** Events per POST. */
 export const MAX_BATCH = 1000

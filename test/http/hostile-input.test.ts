@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { connect } from "node:net"
 import { describe, expect, it } from "vitest"
-import { MAX_JSON_DEPTH } from "../../src/http/InputCheck.js"
+import { MAX_JSON_DEPTH } from "../../src/common/TextHygiene.js"
 import { Task } from "../../src/tasks/Task.js"
 import { data, expectInvalid, type Fixture, startFixture, useFixture, withQuery } from "../support/LabFixture.js"
 

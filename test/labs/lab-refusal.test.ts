@@ -7,7 +7,7 @@
 import { Effect, Either, Layer, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { Principal } from "../../src/auth/Principal.js"
-import { Forbidden } from "../../src/http/Errors.js"
+import { AccessDenied } from "../../src/common/DomainErrors.js"
 import type { Lab } from "../../src/labs/Lab.js"
 import { Labs } from "../../src/labs/Labs.js"
 import { LabsRepo } from "../../src/labs/LabsRepo.js"
@@ -74,8 +74,8 @@ const suite = (name: string, databaseUrl: string | undefined) =>
         const foreign = await lookupsFor(principal, existing)
         const absent = await lookupsFor(principal, missing)
         expect(foreign.lookups).toBe(absent.lookups)
-        expect(Either.isLeft(foreign.answer) && foreign.answer.left).toBeInstanceOf(Forbidden)
-        expect(Either.isLeft(absent.answer) && absent.answer.left).toBeInstanceOf(Forbidden)
+        expect(Either.isLeft(foreign.answer) && foreign.answer.left).toBeInstanceOf(AccessDenied)
+        expect(Either.isLeft(absent.answer) && absent.answer.left).toBeInstanceOf(AccessDenied)
       }
       // and its own lab is still found, by id and by slug
       expect(Either.map((await lookupsFor(principal, mine.slug)).answer, (lab) => lab.id)).toEqual(Either.right(mine.id))
@@ -97,7 +97,7 @@ const suite = (name: string, databaseUrl: string | undefined) =>
       const admin: Principal = { id: "admin", kind: "admin", name: "operator", scopes: ["admin"], expiresAt: null }
       expect(Either.map((await lookupsFor(admin, theirs.id)).answer, (lab) => lab.id)).toEqual(Either.right(theirs.id))
       const missing = (await lookupsFor(admin, "lab_0000000000000000")).answer
-      expect(Either.isLeft(missing) && missing.left).toMatchObject({ _tag: "NotFound" })
+      expect(Either.isLeft(missing) && missing.left).toMatchObject({ _tag: "UnknownLab" })
     })
   })
 

@@ -93,10 +93,10 @@ export const httpSync = async () => {
         const blob = meta.split(" ")[2] ?? ""
         remote.set(path, await blobBytes(wc.dir, blob))
       }
-      const log = await wc.git("log", "--format=%H%x00%ae%x00%B%x01", "disk/main")
+      const log = await wc.git("log", "--format=%H%x00%ce%x00%B%x01", "disk/main")
       const history = log.split("\x01").map((entry) => entry.replace(/^\n/, "")).filter((entry) => entry !== "").map((entry) => {
-        const [commit = "", authorEmail = "", message = ""] = entry.split("\0")
-        return { commit, authorEmail, message }
+        const [commit = "", committerEmail = "", message = ""] = entry.split("\0")
+        return { commit, committerEmail, message }
       })
       const lab = new Map<string, string>()
       for (const file of await admin().files(labId)) lab.set(file.path, (await admin().read(labId, file.path))?.content ?? "")

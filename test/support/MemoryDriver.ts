@@ -13,7 +13,7 @@ import { Git } from "../../src/sync/Git.js"
 import { repoKeyOf } from "../../src/sync/RepoLink.js"
 import { SyncEngine } from "../../src/sync/SyncEngine.js"
 import { SyncRepo } from "../../src/sync/SyncRepo.js"
-import { SyncSignal } from "../../src/sync/SyncSignal.js"
+import { pushQueueLayer } from "../../src/sync/PushQueueLive.js"
 import { gitControls } from "./ModelGit.js"
 import { type Driver, SyncModel } from "./SyncModel.js"
 import { INITIAL_REMOTE, LOCAL_ONLY } from "./SyncSteps.js"
@@ -34,7 +34,7 @@ export const memorySync = () => {
   ).pipe(Layer.provide(GitMemory.layer))
   const layer = Layer.mergeAll(Files.Default, SyncEngine.Default, SyncRepo.Default, LabsRepo.Default).pipe(
     Layer.provideMerge(git),
-    Layer.provideMerge(Layer.succeed(SyncSignal, { outboxChanged: () => Effect.void })),
+    Layer.provideMerge(pushQueueLayer(() => Effect.void)),
     Layer.provideMerge(Layer.succeed(QuotaLimits, DEFAULT_QUOTAS)),
     Layer.provideMerge(RateLimitStore.layer(Option.none())),
     Layer.provideMerge(SecretBox.layer(Redacted.make(randomBytes(32).toString("hex")))),
@@ -55,7 +55,7 @@ export const memorySync = () => {
         const lab = yield* Effect.orDie(Effect.flatMap(LabsRepo, (r) => r.insert({ slug, name: slug, plan: "team" })))
         const files = yield* Files
         for (const [path, content] of Object.entries(LOCAL_ONLY)) {
-          yield* Effect.orDie(files.write(systemLab(lab.id), path, content, { actor: "setup", mode: "create-or-replace" }))
+          yield* Effect.orDie(files.write(systemLab(lab.id), path, content, { actor: "setup", authorName: "setup", mode: "create-or-replace" }))
         }
         const initial = yield* Effect.flatMap(GitMemory.InMemoryRemotes, (r) => r.pushFromOutside(url, "main", { ...INITIAL_REMOTE }))
         const sync = yield* SyncRepo
@@ -83,7 +83,7 @@ export const memorySync = () => {
           Effect.gen(function* () {
             const actor = `op-${++actors}`
             const written = yield* Effect.orDie(
-              Effect.flatMap(Files, (f) => f.write(labId, path, content, { actor, mode: "create-or-replace" }))
+              Effect.flatMap(Files, (f) => f.write(labId, path, content, { actor, authorName: actor, mode: "create-or-replace" }))
             )
             return written.queued ? actor : undefined
           })
@@ -92,7 +92,7 @@ export const memorySync = () => {
         run(
           Effect.gen(function* () {
             const actor = `op-${++actors}`
-            const removed = yield* Effect.either(Effect.flatMap(Files, (f) => f.remove(labId, path, { actor })))
+            const removed = yield* Effect.either(Effect.flatMap(Files, (f) => f.remove(labId, path, { actor, authorName: actor })))
             if (Either.isLeft(removed)) {
               if (removed.left._tag === "NotFoundInLab") return undefined
               return yield* Effect.die(removed.left)

@@ -41,7 +41,7 @@ export interface Observed {
   /** The lab's files, lab path -> content. */
   readonly lab: ReadonlyMap<string, string>
   /** The branch's history: each commit's id, author email and message. */
-  readonly history: ReadonlyArray<{ readonly commit: string; readonly authorEmail: string; readonly message: string }>
+  readonly history: ReadonlyArray<{ readonly commit: string; readonly committerEmail: string; readonly message: string }>
   readonly pendingCommits: number
   readonly lastError: string | null
 }
@@ -146,7 +146,7 @@ export const violations = (model: SyncModel, seen: Observed): Array<string> => {
   // (a) one commit per acknowledged operation (none for one that changed nothing), none that no operation explains
   const commitsBy = new Map<string, number>()
   for (const c of seen.history) {
-    if (c.authorEmail !== SERVICE_EMAIL) continue
+    if (c.committerEmail !== SERVICE_EMAIL) continue
     const actor = actorOf(c.message) ?? "?"
     commitsBy.set(actor, (commitsBy.get(actor) ?? 0) + 1)
   }

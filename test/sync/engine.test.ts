@@ -103,8 +103,8 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
   it.effect("pushes each outbox entry as its own commit and forgets the entries", () =>
     Effect.gen(function* () {
       const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "keep.md": "k" })
-      yield* sync.enqueue(labId, "/notes/new.md", "new", "key_test")
-      yield* sync.enqueue(labId, "/keep.md", null, "key_test")
+      yield* sync.enqueue(labId, "/notes/new.md", "new", { actor: "key_test", name: "test key" })
+      yield* sync.enqueue(labId, "/keep.md", null, { actor: "key_test", name: "test key" })
       expect(yield* engine.push(labId)).toBe(2)
       expect(yield* sync.pendingCount(labId)).toBe(0)
       const tree = yield* remotes.read(url, "main")
@@ -115,7 +115,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
     Effect.gen(function* () {
       const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "a.md": "a" })
       yield* remotes.pushFromOutside(url, "main", { "outside.md": "o" })
-      yield* sync.enqueue(labId, "/mine.md", "m", "key_test")
+      yield* sync.enqueue(labId, "/mine.md", "m", { actor: "key_test", name: "test key" })
       yield* engine.push(labId)
       const tree = yield* remotes.read(url, "main")
       expect(tree.get("outside.md")).toBe("o")
@@ -129,7 +129,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
       const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "a.md": "v1" })
       const now = new Date()
       yield* files.upsert({ labId, path: "/a.md", content: "local", size: 5, sha: "y".repeat(40), source: "api", fromGit: true, createdAt: now, updatedAt: now })
-      yield* sync.enqueue(labId, "/a.md", "local", "key_test")
+      yield* sync.enqueue(labId, "/a.md", "local", { actor: "key_test", name: "test key" })
       yield* remotes.pushFromOutside(url, "main", { "a.md": "remote" })
       yield* engine.pull(labId, Option.none(), false)
       expect(yield* content(labId, "/a.md")).toEqual(Option.some("local"))
@@ -140,7 +140,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
   it.effect("when the host is down the push fails, the entries stay, and a later push delivers them", () =>
     Effect.gen(function* () {
       const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "a.md": "a" })
-      yield* sync.enqueue(labId, "/b.md", "b", "key_test")
+      yield* sync.enqueue(labId, "/b.md", "b", { actor: "key_test", name: "test key" })
       yield* remotes.failNext(1)
       const failed = yield* Effect.flip(engine.push(labId))
       expect(failed.message).toMatch(/503/)
@@ -153,10 +153,10 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
   it.effect("an entry git refuses (queued by an older version) is set aside with its reason; the writes around it land", () =>
     Effect.gen(function* () {
       const { labId, url, remotes, engine, sync } = yield* syncedLab(true, { "a.md": "a" })
-      yield* sync.enqueue(labId, "/before.md", "1", "key_test")
-      yield* sync.enqueue(labId, "/.git./config", "[core]", "key_test")
-      yield* sync.enqueue(labId, "/git~1/config", null, "key_test")
-      yield* sync.enqueue(labId, "/after.md", "2", "key_test")
+      yield* sync.enqueue(labId, "/before.md", "1", { actor: "key_test", name: "test key" })
+      yield* sync.enqueue(labId, "/.git./config", "[core]", { actor: "key_test", name: "test key" })
+      yield* sync.enqueue(labId, "/git~1/config", null, { actor: "key_test", name: "test key" })
+      yield* sync.enqueue(labId, "/after.md", "2", { actor: "key_test", name: "test key" })
       expect(yield* engine.push(labId)).toBe(2)
       expect(yield* sync.pendingCount(labId)).toBe(0)
       const tree = yield* remotes.read(url, "main")
@@ -166,7 +166,7 @@ layer(TestLayer, { timeout: 60_000 })("sync engine on in-memory git", (it) => {
       expect(setAside.newest.map((w) => [w.path, w.deleted]).sort()).toEqual([["/.git./config", false], ["/git~1/config", true]])
       for (const w of setAside.newest) expect(w.reason).toMatch(/git refuses/)
       // set aside for good: the next write goes out alone
-      yield* sync.enqueue(labId, "/later.md", "3", "key_test")
+      yield* sync.enqueue(labId, "/later.md", "3", { actor: "key_test", name: "test key" })
       expect(yield* engine.push(labId)).toBe(1)
       expect((yield* sync.setAsideOf(labId)).count).toBe(2)
     }))

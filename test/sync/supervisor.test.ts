@@ -87,7 +87,7 @@ const syncedLab = Effect.gen(function* () {
 
 const queueWrites = (labId: string, from: number, count: number) =>
   Effect.flatMap(SyncRepo, (sync) =>
-    Effect.forEach(Array.from({ length: count }, (_, i) => from + i), (i) => sync.enqueue(labId, `/notes/n${i}.md`, `note ${i}\n`, "key_test"), {
+    Effect.forEach(Array.from({ length: count }, (_, i) => from + i), (i) => sync.enqueue(labId, `/notes/n${i}.md`, `note ${i}\n`, { actor: "key_test", name: "test key" }), {
       discard: true
     })
   )
@@ -156,7 +156,7 @@ layer(TestLayer, { timeout: 120_000 })("sync worker (virtual time)", (it) => {
       yield* settle
       const stopping = yield* Effect.fork(Scope.close(scope, Exit.void))
       const answer = yield* TestServices.provideLive(Effect.timeout(Fiber.await(forced), Duration.seconds(5)))
-      expect(Exit.isFailure(answer) && answer.cause._tag === "Fail" ? answer.cause.error._tag : "answered").toBe("ServiceUnavailable")
+      expect(Exit.isFailure(answer) && answer.cause._tag === "Fail" ? answer.cause.error._tag : "answered").toBe("Unavailable")
       pause.release()
       // the stop ends once the chunk in flight has landed: no waiting for the 10 s grace, no later chunk
       yield* TestServices.provideLive(Effect.timeout(Fiber.join(stopping), Duration.seconds(10)))
@@ -184,7 +184,7 @@ layer(TestLayer, { timeout: 120_000 })("sync worker (virtual time)", (it) => {
       yield* TestClock.adjust(Duration.seconds(1))
       yield* TestServices.provideLive(Effect.timeout(Fiber.join(stopping), Duration.seconds(5)))
       const answer = yield* TestServices.provideLive(Effect.timeout(Fiber.await(forced), Duration.seconds(5)))
-      expect(Exit.isFailure(answer) && answer.cause._tag === "Fail" ? answer.cause.error._tag : "answered").toBe("ServiceUnavailable")
+      expect(Exit.isFailure(answer) && answer.cause._tag === "Fail" ? answer.cause.error._tag : "answered").toBe("Unavailable")
       pause.release()
     }))
 

@@ -49,8 +49,8 @@ const contract = (name: string, database: Layer.Layer<SqlClient.SqlClient, unkno
       Effect.gen(function* () {
         const sync = yield* SyncRepo
         const { labId } = yield* linkedLab()
-        for (let i = 0; i < 23; i++) yield* sync.enqueue(labId, `/.git./${i}`, i % 2 === 0 ? "x" : null, "key_test")
-        yield* sync.enqueue(labId, "/ok.md", "ok", "key_test")
+        for (let i = 0; i < 23; i++) yield* sync.enqueue(labId, `/.git./${i}`, i % 2 === 0 ? "x" : null, { actor: "key_test", name: "test key" })
+        yield* sync.enqueue(labId, "/ok.md", "ok", { actor: "key_test", name: "test key" })
         const queued = yield* sync.pending(labId, 100)
         for (const entry of queued.filter((e) => e.path !== "/ok.md")) yield* sync.setAside(entry.id, `refused ${entry.path}`)
         yield* sync.noteAttempt(labId, "host down")

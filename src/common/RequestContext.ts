@@ -2,13 +2,13 @@ import { Effect, Either, FiberRef, Option } from "effect"
 import { randomBytes } from "node:crypto"
 import type { Principal } from "../auth/Principal.js"
 import type { RateDecision } from "../ratelimit/RateLimits.js"
-import type { Unauthorized } from "./Errors.js"
+import type { NotAuthenticated } from "./DomainErrors.js"
 
 /**
  * What the Authorization header proved: a principal, no credential at all
  * (`None`), or a credential that failed.
  */
-export type Identified = Either.Either<Option.Option<Principal>, Unauthorized>
+export type Identified = Either.Either<Option.Option<Principal>, NotAuthenticated>
 
 /**
  * Rate windows counted while a request is served, beside the credential's (a
@@ -21,7 +21,7 @@ export interface CountedWindows {
   readonly decisions: Array<RateDecision>
 }
 
-/** The request being served, set once by the global middleware for everything downstream. */
+/** The request being served, whichever edge it came through, set once by that edge for everything downstream. */
 export interface RequestContext {
   /** `req_<id>`, also sent as X-Request-Id. */
   readonly id: string

@@ -1,9 +1,14 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Either, Option, Schema } from "effect"
+import { InvalidField } from "../common/DomainErrors.js"
 import { ResourceId, Timestamp } from "../common/Schemas.js"
-import { ValidationError } from "./Errors.js"
-import { jsonProblem } from "./InputCheck.js"
-import type { Page } from "./Envelope.js"
+import { jsonProblem } from "../common/TextHygiene.js"
+
+/** One page of a list, and the cursor of the next (null on the last page). */
+export interface Page<A> {
+  readonly items: ReadonlyArray<A>
+  readonly nextCursor: string | null
+}
 
 /**
  * Keyset pagination shared by every list: newest first, ordered by
@@ -14,7 +19,7 @@ export const Cursor = Schema.Struct({ createdAt: Timestamp, id: ResourceId })
 export type Cursor = typeof Cursor.Type
 
 /**
- * JSON a client sent inside a cursor: the request's own check (InputCheck.ts)
+ * JSON a client sent inside a cursor: the request's own check (src/http/InputCheck.ts)
  * cannot see into base64, so a NUL, a lone surrogate or deep nesting is refused here.
  */
 const CleanJson = Schema.parseJson().pipe(Schema.filter((json) => jsonProblem(json) === undefined))
@@ -58,7 +63,7 @@ export interface PageQuery {
 
 const decodeCursor = Schema.decodeUnknownEither(CursorFromString)
 
-/** The page a list request asks for; 422 for a cursor this service did not issue. */
+/** The page a list request asks for; InvalidField (422) for a cursor this service did not issue. */
 export const pageQuery = (params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }) =>
   pageQueryWith(decodeCursor, params)
 
@@ -66,11 +71,11 @@ export const pageQuery = (params: { readonly limit?: number | undefined; readonl
 export const pageQueryWith = <P>(
   decode: (u: unknown) => Either.Either<P, unknown>,
   params: { readonly limit?: number | undefined; readonly cursor?: string | undefined }
-): Effect.Effect<{ readonly limit: number; readonly cursor: Option.Option<P> }, ValidationError> => {
+): Effect.Effect<{ readonly limit: number; readonly cursor: Option.Option<P> }, InvalidField> => {
   const limit = params.limit ?? DEFAULT_LIMIT
   if (params.cursor === undefined) return Effect.succeed({ limit, cursor: Option.none() })
   return Either.match(decode(params.cursor), {
-    onLeft: () => Effect.fail(new ValidationError({ message: "cursor: is not a cursor issued by this service" })),
+    onLeft: () => Effect.fail(new InvalidField({ field: "cursor", problem: "is not a cursor issued by this service" })),
     onRight: (cursor) => Effect.succeed({ limit, cursor: Option.some(cursor) })
   })
 }

@@ -1,9 +1,10 @@
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import { Effect, Either, FiberRef, Layer, Option } from "effect"
-import { Forbidden, Unauthorized, UnauthorizedWire } from "../http/Errors.js"
-import { CurrentRequest } from "../http/RequestContext.js"
-import { CurrentPrincipal, isAdmin } from "./Principal.js"
+import { CurrentPrincipal, isAdmin } from "../auth/Principal.js"
+import { toApiError } from "./DomainErrorsHttp.js"
+import { Forbidden, Unauthorized, UnauthorizedWire } from "./Errors.js"
+import { CurrentRequest } from "../common/RequestContext.js"
 
 /** Required on every route but GET /status: `Authorization: Bearer <API key or JWT>`. */
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Authentication", {
@@ -15,7 +16,7 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
 /** The principal the global middleware identified for this request (see RequestContext). */
 const principal = Effect.flatMap(FiberRef.get(CurrentRequest), ({ identity }) =>
   Either.match(identity, {
-    onLeft: Effect.fail,
+    onLeft: (refused) => Effect.fail(toApiError(refused)),
     onRight: Option.match({
       onNone: () => Effect.fail(new Unauthorized({ message: "missing credentials: send Authorization: Bearer <token>" })),
       onSome: Effect.succeed
