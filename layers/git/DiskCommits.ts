@@ -9,7 +9,7 @@ import { buildIdx } from "./PackIdx.js"
 import type { ObjectReader } from "./PackReader.js"
 import { writePack } from "./PackWriter.js"
 import { receivePackAdvertisement, sendPack } from "./ReceivePack.js"
-import type { ExchangeMeter } from "../../src/sync/SlotLease.js"
+import type { ExchangeMeter } from "../../src/sync/Git.js"
 import { authHeaders, retryingTransient, type Transport, TransportError } from "./Transport.js"
 
 /**

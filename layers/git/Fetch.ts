@@ -8,7 +8,7 @@ import type { ObjectReader } from "./PackReader.js"
 import { makePackSink } from "./PackSink.js"
 import { bufferAccess, makeScratch } from "./RandomAccess.js"
 import { authHeaders, retryingTransient, type Transport } from "./Transport.js"
-import type { ExchangeMeter } from "../../src/sync/SlotLease.js"
+import type { ExchangeMeter } from "../../src/sync/Git.js"
 import { type Advertisement, advertisement as readRefs, fetchPack, type UploadPackTarget } from "./UploadPack.js"
 
 /**

@@ -5,7 +5,7 @@ import https from "node:https"
 import type { LookupFunction } from "node:net"
 import { setTimeout as sleep } from "node:timers/promises"
 import { type AllowedHosts, addressVerdict, isAllowedName, literalVerdict, portOf } from "../../src/sync/HostPolicy.js"
-import type { ExchangeMeter } from "../../src/sync/SlotLease.js"
+import type { ExchangeMeter } from "../../src/sync/Git.js"
 
 /**
  * Every request the service makes to a git host goes through here. The host is

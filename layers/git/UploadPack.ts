@@ -1,6 +1,6 @@
 import { CeilingExceeded } from "./PackFormat.js"
 import type { PackSink } from "./PackSink.js"
-import type { ExchangeMeter } from "../../src/sync/SlotLease.js"
+import type { ExchangeMeter } from "../../src/sync/Git.js"
 import { readAll, statusFailure, type Transport, TransportError } from "./Transport.js"
 
 /**

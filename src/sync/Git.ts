@@ -123,3 +123,21 @@ export class Git extends Context.Tag("Git")<
     readonly reset: (labId: string) => Effect.Effect<void>
   }
 >() {}
+
+/** What one job's exchanges with its host report as they go (the transport calls it; layers/git/Transport.ts): a job's slot is kept while bytes move (SlotLease.ts). */
+export interface ExchangeMeter {
+  /** An exchange begins (a request is made); the function answered marks its end (may be called more than once). */
+  readonly begin: () => () => void
+  /** Bytes moved: a request's body sent, an answer's bytes received. */
+  readonly moved: (bytes: number) => void
+  /**
+   * Before the answer's bytes are handed on, and at its end (`ending`): resolves at once unless the job is parked
+   * and has received PROGRESS_BYTES since, or its exchange ends; then once the job holds its slot again.
+   */
+  readonly proceed: (ending: boolean) => Promise<void>
+}
+
+const NO_METER: ExchangeMeter = { begin: () => () => {}, moved: () => {}, proceed: () => Promise.resolve() }
+
+/** The meter of the job the fiber runs (none outside a job of the good pool: a probe, a retry, a test's git). */
+export class HostMeter extends Context.Reference<HostMeter>()("HostMeter", { defaultValue: () => NO_METER }) {}

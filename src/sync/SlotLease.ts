@@ -1,4 +1,5 @@
-import { Context, Duration, Effect } from "effect"
+import { Duration, Effect } from "effect"
+import { type ExchangeMeter, HostMeter } from "./Git.js"
 import type { Slots } from "./JobSlots.js"
 
 /**
@@ -11,24 +12,6 @@ import type { Slots } from "./JobSlots.js"
  * that is only slow to start (a big pack being prepared, a push being checked) costs its lab a place in the queue,
  * a dead one times out under the phase limits as before; a pack streaming fast is never parked however long it takes.
  */
-
-/** What one job's exchanges with its host report as they go (the transport calls it; layers/git/Transport.ts). */
-export interface ExchangeMeter {
-  /** An exchange begins (a request is made); the function answered marks its end (may be called more than once). */
-  readonly begin: () => () => void
-  /** Bytes moved: a request's body sent, an answer's bytes received. */
-  readonly moved: (bytes: number) => void
-  /**
-   * Before the answer's bytes are handed on, and at its end (`ending`): resolves at once unless the job is parked
-   * and has received PROGRESS_BYTES since, or its exchange ends; then once the job holds its slot again.
-   */
-  readonly proceed: (ending: boolean) => Promise<void>
-}
-
-const NO_METER: ExchangeMeter = { begin: () => () => {}, moved: () => {}, proceed: () => Promise.resolve() }
-
-/** The meter of the job the fiber runs (none outside a job of the good pool: a probe, a retry, a test's git). */
-export class HostMeter extends Context.Reference<HostMeter>()("HostMeter", { defaultValue: () => NO_METER }) {}
 
 /** Fewer bytes than this, sent or received, in GIT_SLOT_STALL_MS is a stall: a dribble, not a transfer. */
 export const PROGRESS_BYTES = 4096

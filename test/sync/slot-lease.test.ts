@@ -6,7 +6,8 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { DEFAULT_JOB_SLOTS, JobSlots, makeSlots } from "../../src/sync/JobSlots.js"
-import { HostMeter, inGoodSlot, PROGRESS_BYTES } from "../../src/sync/SlotLease.js"
+import { HostMeter } from "../../src/sync/Git.js"
+import { inGoodSlot, PROGRESS_BYTES } from "../../src/sync/SlotLease.js"
 
 const STALL_MILLIS = 300
 
