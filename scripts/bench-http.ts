@@ -21,9 +21,9 @@
  */
 import autocannon from "autocannon"
 import { Schema } from "effect"
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync } from "node:fs"
+import { closeSync, mkdirSync, mkdtempSync, openSync } from "node:fs"
 import { availableParallelism, loadavg, tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -38,6 +38,7 @@ import {
   startCommand,
   waitForStatus
 } from "./bench/Util.js"
+import { treeCpuMs } from "./bench/Cpu.js"
 import { percentile, table } from "./bench/Report.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
@@ -227,37 +228,6 @@ interface Measurement {
   /** The machine's 1-minute load average when the measurement started. */
   readonly load: number
 }
-
-const CLOCK_TICKS = (() => {
-  try {
-    const n = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim())
-    return Number.isInteger(n) && n > 0 ? n : 100
-  } catch {
-    return 100
-  }
-})()
-
-/**
- * CPU milliseconds used so far by a process and its descendants, from /proc:
- * noise from other processes on the machine does not enter it, unlike
- * throughput. NaN off Linux.
- */
-const treeCpuMs = (pid: number): number => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-    // after "pid (comm) ": state is field 3, utime field 14, stime field 15
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    let ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS
-    for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const children = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim()
-      for (const child of children ? children.split(" ") : []) ms += treeCpuMs(Number(child))
-    }
-    return ms
-  } catch {
-    return Number.NaN
-  }
-}
-
 
 /**
  * One autocannon run. Latencies come from its per-response event (float ms)
