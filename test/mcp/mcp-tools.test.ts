@@ -159,7 +159,9 @@ describe("the lab-work toolsets", () => {
       expect(await failure("move_experiment", { experimentId: created.id, to: "failed" })).toMatchObject({ code: "conflict" })
       expect(await rest(`/api/v1/experiments/${created.id}`, Experiment)).toMatchObject({ status: "completed", statusMessage: "converged" })
     } finally {
+      // the pod is a local process: stopped and seen stopped, so none outlives the test
       await fx.post(`/api/v1/pods/${pod.id}/stop`, { labId: fx.lab.id })
+      await waitFor("the pod to stop", () => rest(`/api/v1/pods/${pod.id}`, Pod), (p) => p.status === "stopped", 20_000)
     }
   }, 40_000)
 
@@ -197,6 +199,11 @@ describe("the lab-work toolsets", () => {
     const recalled = answer(await call("recall", { agentId: agent.id, kind: "observation" }), PageOfIds)
     expect(recalled.items.map((m) => m.id)).toEqual([remembered.id])
     expect(await failure("remember", { agentId: "agent_nobody", kind: "fact", content: "x" })).toMatchObject({ code: "validation_error" })
+
+    expect(answer(await call("forget", { memoryId: remembered.id }), MemoryEntry)).toEqual(remembered)
+    expect(findActivity(await fx.activity(), "memory.deleted", remembered.id).actor).toBe(fx.writerId)
+    expect((await fx.get(`/api/v1/memory/${remembered.id}`, { labId: fx.lab.id })).status).toBe(404)
+    expect(await failure("forget", { memoryId: remembered.id })).toMatchObject({ code: "not_found" })
   })
 
   it("papers: created and moved by hand; a move the lifecycle forbids is a conflict", async () => {

@@ -8,6 +8,7 @@ import {
   ExperimentListParams,
   Id,
   LogMetrics,
+  MAX_POINTS,
   MetricKey,
   MetricPoint,
   Queue,
@@ -117,7 +118,7 @@ export const experimentTools = Effect.map(Effect.all([Experiments, ExperimentQue
     toolset: "experiments",
     access: "write",
     description:
-      "Append metric points (key, value, optional step and timestamp) to a running experiment, up to 1,000 at a time. Refused as a conflict when the experiment is not running.",
+      `Append metric points (key, value, optional step and timestamp) to a running experiment, up to ${MAX_POINTS} at a time. Refused as a conflict when the experiment is not running.`,
     input: toolInput({ experimentId: ExperimentId, ...metricsFields }),
     output: Logged,
     run: ({ experimentId, points }, call) =>

@@ -14,7 +14,7 @@ export const memoryTools = Effect.map(Memories, (memories) => [
     toolset: "memory",
     access: "write",
     description:
-      "Record a memory for an agent of the lab (agentId): an observation, fact, plan or reflection, with tags and an importance from 0 to 1. Entries are immutable: record a new one when something changes.",
+      "Record a memory for an agent of the lab (agentId): an observation, fact, plan or reflection, with tags and an importance from 0 to 1. Entries are immutable: to correct one, forget it and remember again.",
     input: toolInput(createFields),
     output: MemoryEntry,
     run: (input, call) => memories.create(call.labId, input, call.actor)
@@ -37,5 +37,16 @@ export const memoryTools = Effect.map(Memories, (memories) => [
     input: toolInput({ memoryId: MemoryId }),
     output: MemoryEntry,
     run: ({ memoryId }, call) => memories.get(call.labId, memoryId)
+  }),
+  defineTool({
+    name: "forget",
+    toolset: "memory",
+    access: "write",
+    description:
+      "Delete a memory entry (mem_…) that is wrong or no longer true; answers the entry as it was. Entries cannot be edited: to correct one, forget it and remember the corrected text.",
+    input: toolInput({ memoryId: MemoryId }),
+    output: MemoryEntry,
+    hints: { destructive: true },
+    run: ({ memoryId }, call) => memories.remove(call.labId, memoryId, call.actor)
   })
 ])
