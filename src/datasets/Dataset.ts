@@ -46,7 +46,8 @@ const Count = Schema.Number.pipe(
   Schema.between(0, Number.MAX_SAFE_INTEGER, { message: () => "must be a whole number from 0" })
 )
 
-const CONTENT_ONE_OF = (body: { readonly uri?: string | undefined; readonly path?: string | undefined }, required: boolean) => {
+/** Where the data is: a uri or a lab path, not both (one of them on create); exported so the MCP tools check what the bodies check. */
+export const CONTENT_ONE_OF = (body: { readonly uri?: string | undefined; readonly path?: string | undefined }, required: boolean) => {
   if (body.uri !== undefined && body.path !== undefined) return { path: ["uri"], message: "give either uri or path, not both" }
   if (required && body.uri === undefined && body.path === undefined) return { path: ["uri"], message: "give either uri (outside the lab) or path (a lab file)" }
   return true

@@ -6,7 +6,13 @@ import * as JsonRpc from "./JsonRpc.js"
 import { type McpTool, type Resolve, type Toolset, TOOLSETS, type ToolCall } from "./McpTool.js"
 import { makeResources } from "./Resources.js"
 import { toolFailure, toolSuccess } from "./ToolResults.js"
+import { chatTools } from "./tools/ChatTools.js"
+import { datasetTools } from "./tools/DatasetTools.js"
+import { experimentTools } from "./tools/ExperimentTools.js"
 import { fileTools } from "./tools/FileTools.js"
+import { knowledgeTools } from "./tools/KnowledgeTools.js"
+import { memoryTools } from "./tools/MemoryTools.js"
+import { paperTools } from "./tools/PaperTools.js"
 import { searchTools } from "./tools/SearchTools.js"
 import { syncTools } from "./tools/SyncTools.js"
 import { taskTools } from "./tools/TaskTools.js"
@@ -16,7 +22,9 @@ export const PROTOCOL_VERSIONS = ["2025-06-18", "2025-03-26"] as const
 export const SERVER_INFO = { name: "lab-service", version: "0.1.0" }
 
 const INSTRUCTIONS =
-  "Tools over one research lab: its files (kept in sync with a git repository), sync status, search and tasks. " +
+  "Tools over one research lab: its files (kept in sync with a git repository), sync status, search, tasks, " +
+  "experiments (create, queue, end, log and read metrics), knowledge (write and read back what the lab learned), " +
+  "agents' memory (remember, recall), papers and their lifecycle, datasets, and chats (append messages, promote an outcome). " +
   "Every tool takes labId (the lab's id or slug); leave it out when your credential names a single lab. " +
   "Lists page: pass nextCursor back as cursor."
 
@@ -63,7 +71,18 @@ const invalidParams = (id: JsonRpc.RequestId, message: string): Answer => ({
  */
 export const makeMcpServer = Effect.gen(function* () {
   const labs = yield* Labs
-  const tools: ReadonlyArray<McpTool> = (yield* Effect.all([fileTools, syncTools, searchTools, taskTools])).flat()
+  const tools: ReadonlyArray<McpTool> = (yield* Effect.all([
+    fileTools,
+    syncTools,
+    searchTools,
+    taskTools,
+    experimentTools,
+    knowledgeTools,
+    memoryTools,
+    paperTools,
+    datasetTools,
+    chatTools
+  ])).flat()
   const byName = new Map(tools.map((t) => [t.name, t]))
   const resources = yield* makeResources
 

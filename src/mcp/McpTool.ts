@@ -7,7 +7,7 @@ import { DEFAULT_LIMIT, MAX_LIMIT, PageParams } from "../db/Paging.js"
 import type { CheckedLab, LabId } from "../labs/LabId.js"
 
 /** The groups a client may pick with `?toolsets=` (default: all). */
-export const TOOLSETS = ["files", "sync", "search", "tasks"] as const
+export const TOOLSETS = ["files", "sync", "search", "tasks", "experiments", "knowledge", "memory", "papers", "datasets", "chats"] as const
 export type Toolset = (typeof TOOLSETS)[number]
 
 /** What a tool runs with once the credential was checked against the lab it names: as a REST handler's LabScope. */

@@ -57,7 +57,12 @@ describe("the MCP endpoint with the official SDK", () => {
     }
     const all = await names(fx.writer)
     expect(all).toEqual(expect.arrayContaining(["read_file", "write_file", "edit_file", "delete_file", "list_files", "sync_status", "sync_now", "search", "list_tasks", "create_task"]))
-    expect(await names(fx.reader)).toEqual(all.filter((n) => ["read_file", "list_files", "sync_status", "search", "list_tasks"].includes(n)))
+    // a read-only key gets every toolset's read tools, and only those
+    const everything = await connect(fx.writer)
+    const readTools = (await everything.listTools()).tools.filter((t) => t.annotations?.readOnlyHint === true).map((t) => t.name)
+    await everything.close()
+    expect(readTools).toEqual(expect.arrayContaining(["read_file", "list_files", "sync_status", "search", "list_tasks"]))
+    expect(await names(fx.reader)).toEqual(readTools.sort())
     expect(await names(fx.writer, "?toolsets=files")).toEqual(["delete_file", "edit_file", "list_files", "read_file", "write_file"])
     expect(await names(fx.writer, "?toolsets=files,tasks&readonly=1")).toEqual(["list_files", "list_tasks", "read_file"])
 
