@@ -33,17 +33,20 @@ const fieldOf = (path: ReadonlyArray<string | number>): string => {
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** The first problem of a parsed JSON body (or of the JSON at `under`), as a message naming the field, or undefined. */
-export const jsonProblem = (body: unknown, under: ReadonlyArray<string> = []): string | undefined => {
+/** The first problem of a parsed JSON value (or of the JSON at `under`): the field it is in, and what is wrong. */
+export const jsonIssue = (
+  body: unknown,
+  under: ReadonlyArray<string> = []
+): { readonly field: string; readonly problem: string } | undefined => {
   const path: Array<string | number> = [...under]
-  const visit = (value: unknown, depth: number): string | undefined => {
+  const visit = (value: unknown, depth: number): { readonly field: string; readonly problem: string } | undefined => {
     if (typeof value === "string") {
       const problem = problemWith(value)
-      return problem === undefined ? undefined : `${fieldOf(path)}: ${problem}`
+      return problem === undefined ? undefined : { field: fieldOf(path), problem }
     }
-    if (typeof value === "number") return Number.isFinite(value) ? undefined : `${fieldOf(path)}: number out of range`
+    if (typeof value === "number") return Number.isFinite(value) ? undefined : { field: fieldOf(path), problem: "number out of range" }
     if (typeof value !== "object" || value === null) return undefined
-    if (depth > MAX_JSON_DEPTH) return `${fieldOf(path)}: nested deeper than ${MAX_JSON_DEPTH} levels`
+    if (depth > MAX_JSON_DEPTH) return { field: fieldOf(path), problem: `nested deeper than ${MAX_JSON_DEPTH} levels` }
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) {
         path.push(i)
@@ -57,11 +60,17 @@ export const jsonProblem = (body: unknown, under: ReadonlyArray<string> = []): s
     for (const key of Object.keys(value)) {
       path.push(key)
       const keyProblem = problemWith(key)
-      const problem = keyProblem === undefined ? visit(value[key], depth + 1) : `${fieldOf(path)}: the field name ${keyProblem}`
+      const problem = keyProblem === undefined ? visit(value[key], depth + 1) : { field: fieldOf(path), problem: `the field name ${keyProblem}` }
       path.pop()
       if (problem !== undefined) return problem
     }
     return undefined
   }
   return visit(body, 1)
+}
+
+/** The first problem of a parsed JSON body (or of the JSON at `under`), as a message naming the field, or undefined. */
+export const jsonProblem = (body: unknown, under: ReadonlyArray<string> = []): string | undefined => {
+  const issue = jsonIssue(body, under)
+  return issue === undefined ? undefined : `${issue.field}: ${issue.problem}`
 }

@@ -94,6 +94,9 @@ export const formProblem = (text: string): string | undefined => {
   return undefined
 }
 
+const isMcpMessage = (request: HttpServerRequest.HttpServerRequest) =>
+  request.method === "POST" && (request.url === "/mcp" || request.url.startsWith("/mcp?"))
+
 /**
  * The check as an effect on the request in context: fails with a 422 naming
  * the field. The body is read with `request.text`, which the request caches, so
@@ -105,8 +108,9 @@ export const makeInputCheck = (routes: RouteTable): Effect.Effect<void, Validati
     const inUrl = urlProblem(request.url, routes)
     if (inUrl !== undefined) return Effect.fail(new ValidationError({ message: inUrl }))
     const kind = bodyKind(request)
-    // a webhook's body is the receiver's: it is throttled before it is read, then verified, then checked (WebhookReceiver)
-    if (kind === undefined || request.url.startsWith(WEBHOOK_PATH)) return Effect.void
+    // a webhook's body is the receiver's: it is throttled before it is read, then verified, then checked (WebhookReceiver);
+    // an MCP message's is the MCP edge's, which answers in JSON-RPC (src/mcp/McpServer.ts)
+    if (kind === undefined || request.url.startsWith(WEBHOOK_PATH) || isMcpMessage(request)) return Effect.void
     return request.text.pipe(
       // a body that cannot be read is the route's to report (413 past the limit, 422 when cut)
       Effect.orElseSucceed(() => ""),

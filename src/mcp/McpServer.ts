@@ -1,6 +1,7 @@
 import { Effect, Either, Option, Schema } from "effect"
 import { type Access, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
 import { type DomainError, InvalidField, isDomainError } from "../common/DomainErrors.js"
+import { jsonIssue, jsonProblem } from "../common/TextHygiene.js"
 import { Labs } from "../labs/Labs.js"
 import * as JsonRpc from "./JsonRpc.js"
 import { type McpTool, type Resolve, type Toolset, TOOLSETS, type ToolCall } from "./McpTool.js"
@@ -122,6 +123,9 @@ export const makeMcpServer = Effect.gen(function* () {
         if (tool === undefined || !offer.toolsets.has(tool.toolset) || (offer.readOnly && tool.access === "write")) {
           return Effect.succeed(invalidParams(id, `unknown tool ${name.slice(0, 128)}: tools/list names the tools offered here`))
         }
+        // the text rules every REST body meets (no NUL, no lone surrogate, bounded depth), as a tool error naming the field
+        const hostile = jsonIssue(args ?? {})
+        if (hostile !== undefined) return Effect.succeed({ _tag: "Result", value: toolFailure(new InvalidField(hostile)) })
         return tool.call(args ?? {}, resolve(principal)).pipe(
           Effect.provideService(CurrentPrincipal, principal),
           Effect.map(toolSuccess),
@@ -144,6 +148,8 @@ export const makeMcpServer = Effect.gen(function* () {
   /** Answer one request (a notification needs none). */
   const answer = (request: Extract<JsonRpc.Incoming, { _tag: "Request" }>, offer: Offer, principal: Principal): Effect.Effect<Answer> => {
     const { id, method, params } = request
+    const hostile = method === "tools/call" ? undefined : jsonProblem(params)
+    if (hostile !== undefined) return Effect.succeed(invalidParams(id, hostile))
     switch (method) {
       case "initialize": {
         const asked = Option.getOrUndefined(Option.map(Either.getRight(Schema.decodeUnknownEither(InitializeParams)(params)), (p) => p.protocolVersion))

@@ -8,7 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { data, type Fixture, startFixture, useFixture } from "../support/LabFixture.js"
+import { data, type Fixture, operatorOf, startFixture, useFixture } from "../support/LabFixture.js"
 
 let fx: Fixture
 useFixture(() => startFixture("mcp"), (started) => (fx = started))
@@ -132,6 +132,34 @@ describe("the MCP endpoint with the official SDK", () => {
     expect(extra.message).toBe("bogus: is not a known field")
     await expect(writer.callTool({ name: "no_such_tool", arguments: {} })).rejects.toThrow(/-32602|unknown tool/)
     await writer.close()
+  })
+
+  it("a lab over its plan's rate budget is a tool error saying when to retry; another lab's calls go on", async () => {
+    const free = await operatorOf(fx.server).createLab("mcp-free", "free")
+    const keyOf = async () => (await fx.createKey(`lab:${free.slug}:rw`)).key
+    const [spender, agent] = [await keyOf(), await keyOf()]
+    // the budget is the lab's, shared by its keys: one key spends it through REST
+    for (let i = 0; i < 60; i++) await (await fx.get("/api/v1/tasks", { labId: free.id }, spender)).body?.cancel()
+    const client = await connect(agent)
+    const refused = await client.callTool({ name: "list_tasks", arguments: {} })
+    const error = failureOf(refused)
+    expect(error).toMatchObject({ code: "rate_limited", status: 429, message: expect.stringMatching(/retry in \d+ s/) })
+    expect(refused.structuredContent).toMatchObject({ error: { retryAfter: expect.any(Number) } })
+    await client.close()
+    const other = await connect(fx.writer)
+    expect((await other.callTool({ name: "list_tasks", arguments: {} })).isError).toBe(false)
+    await other.close()
+  })
+
+  it("cuts a result over 25,000 characters, saying so and how to ask for less", async () => {
+    const client = await connect(fx.writer)
+    const big = "0123456789abcdef\n".repeat(6_000)
+    await client.callTool({ name: "write_file", arguments: { path: "/agents/big.md", content: big } })
+    const read = await client.callTool({ name: "read_file", arguments: { path: "/agents/big.md" } })
+    const text = textOf(read)
+    expect(text.length).toBeLessThanOrEqual(25_000)
+    expect(read.structuredContent).toMatchObject({ path: "/agents/big.md", truncated: expect.stringMatching(/^content was cut after \d+ of 102000 characters/) })
+    await client.close()
   })
 
   it("lists the lab's files as resources and reads one", async () => {
