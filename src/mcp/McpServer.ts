@@ -1,5 +1,5 @@
 import { Effect, Either, Option, Schema } from "effect"
-import { type Access, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
+import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
 import { type DomainError, InvalidField, isDomainError } from "../common/DomainErrors.js"
 import { jsonIssue, jsonProblem } from "../common/TextHygiene.js"
 import { Labs } from "../labs/Labs.js"
@@ -49,7 +49,7 @@ export const offerOf = (query: URLSearchParams): Either.Either<Offer, string> =>
 }
 
 /** May the principal write anywhere? A credential that can only read is offered only read tools. */
-const canWrite = (principal: Principal) => isAdmin(principal) || principal.scopes.some((s) => s.endsWith(":rw"))
+const canWrite = (principal: Principal) => isAdmin(principal) || labSlugs(principal).some((slug) => canAccess(principal, slug, "write"))
 
 const CallParams = Schema.Struct({
   name: Schema.String.pipe(Schema.maxLength(128)),
