@@ -6,21 +6,12 @@ export const MAX_RESULT_CHARS = 25_000
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 
-/** A tool's answer as MCP carries it: the JSON as structuredContent and the same JSON as text. */
-const success = (structured: Record<string, unknown>) => ({
-  content: [{ type: "text" as const, text: JSON.stringify(structured) }],
-  structuredContent: structured,
-  isError: false
-})
-
 /**
- * Cut an answer over MAX_RESULT_CHARS: a page keeps the items that fit (its cursor then points after them); anything
+ * Cut an answer over MAX_RESULT_CHARS: a page keeps the items that fit (and says to ask again with that limit); anything
  * else has its longest text field cut. Either way the answer says what was cut and how to ask for less.
  */
-const bounded = (answer: Record<string, unknown>): Record<string, unknown> => {
+const bounded = (answer: Record<string, unknown>, total: number): Record<string, unknown> => {
   const size = (v: unknown) => JSON.stringify(v).length
-  const total = size(answer)
-  if (total <= MAX_RESULT_CHARS) return answer
   const items = answer["items"]
   if (Array.isArray(items)) {
     let kept = items.length
@@ -47,8 +38,20 @@ const bounded = (answer: Record<string, unknown>): Record<string, unknown> => {
   }
 }
 
-/** A tool's JSON answer as its result; answers that are not objects are wrapped as `{result}`. */
-export const toolSuccess = (answer: unknown) => success(bounded(isRecord(answer) ? answer : { result: answer }))
+/**
+ * A tool's JSON answer as MCP carries it: as structuredContent and the same JSON as text (answers that are not objects
+ * are wrapped as `{result}`), cut when too long.
+ */
+export const toolSuccess = (answer: unknown) => {
+  const whole = isRecord(answer) ? answer : { result: answer }
+  const text = JSON.stringify(whole)
+  const structured = text.length <= MAX_RESULT_CHARS ? whole : bounded(whole, text.length)
+  return {
+    content: [{ type: "text" as const, text: structured === whole ? text : JSON.stringify(structured) }],
+    structuredContent: structured,
+    isError: false
+  }
+}
 
 /** A failure the client can cause, as a tool result: the REST envelope, with when to retry for a rate limit. */
 export const toolFailure = (error: DomainError) => {
