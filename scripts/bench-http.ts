@@ -18,6 +18,9 @@
  * BENCH_SERVERS (comma lists to run only some points, e.g. BENCH_DBS=postgresql
  * BENCH_SERVERS=service while iterating; the verdicts need both servers; the
  * bare server still starts, to check that its first page is the service's).
+ * BENCH_REFERENCE_ROOT=<checkout> runs another checkout (installed; `npm start` builds it) beside the service, on its
+ * own data directory or schema, the two measured in turn BENCH_REFERENCE_PAIRS times (3) at each point, and prints
+ * their CPU per request pair by pair.
  */
 import autocannon from "autocannon"
 import { Schema } from "effect"
@@ -39,7 +42,7 @@ import {
   waitForStatus
 } from "./bench/Util.js"
 import { treeCpuMs } from "./bench/Cpu.js"
-import { percentile, table } from "./bench/Report.js"
+import { median, percentile, table } from "./bench/Report.js"
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const START = startCommand(ROOT)
@@ -126,10 +129,17 @@ interface Server {
  * alike (through tsx),
  * listening on 127.0.0.1:`port` with `settings` on top of the parent's neutral environment.
  */
-const spawnServer = (name: string, args: ReadonlyArray<string>, settings: NodeJS.ProcessEnv, port: number, logPath: string): Server => {
+const spawnServer = (
+  name: string,
+  args: ReadonlyArray<string>,
+  settings: NodeJS.ProcessEnv,
+  port: number,
+  logPath: string,
+  root: string = ROOT
+): Server => {
   const log = openSync(logPath, "a")
-  const child = spawn(process.execPath, [...START.flags, ...args], {
-    cwd: ROOT,
+  const child = spawn(process.execPath, [...startCommand(root).flags, ...args], {
+    cwd: root,
     env: { ...baseEnv(), PORT: String(port), HOST: "127.0.0.1", ...settings },
     stdio: ["ignore", log, log],
     detached: true
@@ -285,9 +295,12 @@ const measure = async (server: Server, token: string, labId: string, connections
 // one database: the service, then the bare server on the same data
 
 type Db = "pglite" | "postgresql"
-type ServerKind = "service" | "bare"
+type ServerKind = "service" | "bare" | "reference"
 
 const DBS = envList<Db>("BENCH_DBS", ["pglite", "postgresql"])
+/** A checkout to measure beside this one (its own build and node_modules), and how many turns each takes per point. */
+const REFERENCE_ROOT = process.env["BENCH_REFERENCE_ROOT"] ? resolve(process.env["BENCH_REFERENCE_ROOT"]) : undefined
+const REFERENCE_PAIRS = Number(process.env["BENCH_REFERENCE_PAIRS"] ?? "3")
 const SERVERS = envList<ServerKind>("BENCH_SERVERS", ["service", "bare"])
 
 interface Row {
@@ -301,7 +314,8 @@ const benchDatabase = async (
   db: Db,
   workDir: string,
   adminKey: string,
-  databaseUrl: string | undefined
+  databaseUrl: string | undefined,
+  referenceUrl: string | undefined
 ): Promise<ReadonlyArray<Row>> => {
   const rows: Array<Row> = []
   const dataDir = join(workDir, db)
@@ -330,12 +344,21 @@ const benchDatabase = async (
   console.log(
     `[${db}] service ready in ${serviceStart.toFixed(1)} s; seeded 1 lab + ${TASK_COUNT} tasks through the API in ${((Date.now() - started) / 1000).toFixed(1)} s`
   )
+  const reference = REFERENCE_ROOT === undefined ? undefined : await startReference(REFERENCE_ROOT, db, workDir, adminKey, referenceUrl)
   for (const connections of SERVERS.includes("service") ? CONNECTIONS : []) {
-    const m = await measure(service, adminKey, labId, connections)
-    rows.push({ db, server: "service", connections, m })
-    console.log(`[${db}] service  ${String(connections).padStart(2)} conns: ${fmtRow(m)}`)
+    // with a reference, the two are measured in turn, REFERENCE_PAIRS times: a pair meets the same machine
+    for (let pair = 0; pair < (reference === undefined ? 1 : REFERENCE_PAIRS); pair++) {
+      const m = await measure(service, adminKey, labId, connections)
+      rows.push({ db, server: "service", connections, m })
+      console.log(`[${db}] service  ${String(connections).padStart(2)} conns: ${fmtRow(m)}`)
+      if (reference === undefined) continue
+      const r = await measure(reference.server, adminKey, reference.labId, connections)
+      rows.push({ db, server: "reference", connections, m: r })
+      console.log(`[${db}] reference ${String(connections).padStart(2)} conns: ${fmtRow(r)}`)
+    }
   }
   await stopServer(service)
+  if (reference !== undefined) await stopServer(reference.server)
 
   // PGlite's data dir opens in one process at a time: the bare server starts once the service is gone
   const barePort = await freePort()
@@ -354,6 +377,24 @@ const benchDatabase = async (
   }
   await stopServer(bare)
   return rows
+}
+
+/** Another checkout (BENCH_REFERENCE_ROOT, built and installed), on its own data directory or schema, seeded alike. */
+const startReference = async (root: string, db: Db, workDir: string, adminKey: string, databaseUrl: string | undefined) => {
+  const dataDir = join(workDir, `${db}-reference`)
+  mkdirSync(dataDir, { recursive: true })
+  const env: NodeJS.ProcessEnv = {
+    DATA_DIR: dataDir,
+    ADMIN_API_KEY: adminKey,
+    RATE_LIMIT_ADMIN_PER_MINUTE: HUGE_LIMIT,
+    RATE_LIMIT_ADMIN_PER_DAY: HUGE_LIMIT,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})
+  }
+  const server = spawnServer("reference", startCommand(root).entry, env, await freePort(), join(workDir, `reference-${db}.log`), root)
+  await waitReady(server)
+  const labId = await seed(server, adminKey)
+  console.log(`[${db}] reference (${root}) ready and seeded`)
+  return { server, labId }
 }
 
 // ---------------------------------------------------------------------------
@@ -434,6 +475,19 @@ const report = (rows: ReadonlyArray<Row>) => {
       }
     }
   }
+  if (rows.some((r) => r.server === "reference")) {
+    const pairs: Array<Array<string>> = []
+    for (const db of dbs) {
+      for (const connections of CONNECTIONS) {
+        const ours = rows.filter((r) => r.db === db && r.connections === connections && r.server === "service")
+        const theirs = rows.filter((r) => r.db === db && r.connections === connections && r.server === "reference")
+        const ratios = theirs.map((t, i) => (ours[i]?.m.cpuMsPerRequest ?? Number.NaN) / t.m.cpuMsPerRequest)
+        pairs.push([db, String(connections), ratios.map((x) => fmt(x, 2)).join(", "), fmt(median(ratios), 2)])
+      }
+    }
+    console.log(`\nService / reference (${REFERENCE_ROOT}), CPU per request, pair by pair\n`)
+    console.log(table(["db", "conns", "pairs", "median"], pairs, 1))
+  }
   console.log("\nService / bare (throughput: higher is better; latency: lower is better)\n")
   console.log(table(["db", "conns", "req/s ratio", "p50 ratio", "p99 ratio", "CPU/req ratio"], ratioRows, 1))
   console.log("\nTargets\n")
@@ -472,9 +526,11 @@ const main = async () => {
 
   const rows: Array<Row> = []
   try {
-    if (DBS.includes("pglite")) rows.push(...(await benchDatabase("pglite", workDir, adminKey, undefined)))
-    const pgUrl = DBS.includes("postgresql") ? await preparePostgres(process.env["DATABASE_URL"] || DEFAULT_PG_URL) : undefined
-    if (pgUrl) rows.push(...(await benchDatabase("postgresql", workDir, adminKey, pgUrl)))
+    if (DBS.includes("pglite")) rows.push(...(await benchDatabase("pglite", workDir, adminKey, undefined, undefined)))
+    const pgBase = process.env["DATABASE_URL"] || DEFAULT_PG_URL
+    const pgUrl = DBS.includes("postgresql") ? await preparePostgres(pgBase) : undefined
+    const referenceUrl = pgUrl && REFERENCE_ROOT !== undefined ? await preparePostgres(pgBase) : undefined
+    if (pgUrl) rows.push(...(await benchDatabase("postgresql", workDir, adminKey, pgUrl, referenceUrl)))
   } finally {
     await cleanupAll()
   }
