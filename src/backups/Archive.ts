@@ -5,7 +5,7 @@ import { DatabaseKind } from "../db/DatabaseKind.js"
 import { inBackground } from "../db/Priority.js"
 import type { LabId } from "../labs/LabId.js"
 import { stageArchive, type Staged } from "./ArchiveRestore.js"
-import { applyRestore, markRestore } from "./RestoreApply.js"
+import { applyRestore, checkRows, markRestore } from "./RestoreApply.js"
 import { ArchiveError, type Dump, FORMAT, type LabTable, labTables, quote, RESTORE_POLICY, ROW_PREFIX, VERSION } from "./ArchiveSchema.js"
 import { type ChunkWriter, chunkWriter, clearChunks } from "./ArchiveStore.js"
 
@@ -185,6 +185,8 @@ export class Archive extends Effect.Service<Archive>()("Archive", {
         ),
       /** Check the backup's archive and stage its rows, in short steps (ArchiveRestore.ts). */
       stage: (backupId: string, labId: LabId, sha256: string) => stageArchive(sql, backupId, labId, sha256),
+      /** Check, in steps before anything changes, that the schema takes the staged rows (RestoreApply.ts). */
+      check: (labId: LabId, staged: Staged) => checkRows(sql, labId, staged),
       /** Check a staged restore can be applied and mark the lab, in the caller's transaction (RestoreApply.ts). */
       mark: (labId: LabId, staged: Staged) => markRestore(sql, labId, staged),
       /** Put the staged rows in the marked lab in short steps, from the start (RestoreApply.ts); the rows put back. */

@@ -156,7 +156,7 @@ export const finishRestore = (deps: JobDeps, backup: Backup, actor: string, stag
 
 /**
  * Run a pending restore of the backup's lab to its end, recording how it went: its archive checked and staged in
- * short steps; then, in one short transaction, the quotas checked and the lab marked (its writes refused meanwhile);
+ * short steps, and its rows checked against the schema; then, in one short transaction, the quotas checked and the lab marked (its writes refused meanwhile);
  * then the lab put back in short steps (finishRestore).
  */
 export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
@@ -174,6 +174,7 @@ export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
       Effect.gen(function* () {
         if (backup.sha256 === null) return yield* Effect.dieMessage(`backup ${backup.id} has no archive`)
         const staged = yield* deps.archive.stage(backup.id, labId, backup.sha256)
+        yield* deps.archive.check(labId, staged)
         yield* Effect.gen(function* () {
           yield* restoreFits(deps, backup, staged)
           yield* deps.archive.mark(labId, staged)

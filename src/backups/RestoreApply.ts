@@ -93,6 +93,42 @@ const recordsFit = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged, repl
   })
 
 /**
+ * Would the schema take the staged rows? Each table's rows inserted, in steps of their own before the mark (the lab
+ * is not touched), into a temporary copy of the table with its defaults and CHECK constraints but neither its indexes
+ * nor its triggers, dropped at each step's commit: a row a step of the apply would refuse (a value a CHECK or a type
+ * refuses, a NULL where the schema now requires a value) fails the restore before the lab is changed. Uniqueness and
+ * foreign keys are not checked here: the archive is a consistent snapshot of one lab.
+ */
+export const checkRows = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged): Effect.Effect<void, ArchiveError | SqlError> =>
+  Effect.gen(function* () {
+    const { archived, current } = yield* inBackground(tablesOf(sql, staged))
+    for (const table of current) {
+      if (RESTORE_POLICY[table.name] === "keep" || (staged.trailer.rows[table.name] ?? 0) === 0) continue
+      const had = new Set(archived.get(table.name) ?? [])
+      const copy = quote(`restore_check_${table.name}`)
+      const insert = insertBatch(sql, labId, staged.backupId, table, table.insertable.filter((c) => had.has(c)), false, copy)
+      let after = "0"
+      const sizer = stepSizer()
+      for (;;) {
+        const rows = sizer.rows()
+        const started = performance.now()
+        const result = yield* inBackground(
+          allowingLongStatements(
+            Effect.gen(function* () {
+              yield* sql`CREATE TEMP TABLE ${sql.literal(copy)} (LIKE ${sql.literal(quote(table.name))}
+                           INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED INCLUDING IDENTITY) ON COMMIT DROP`
+              return yield* insert(after, rows)
+            }).pipe(sql.withTransaction)
+          )
+        )
+        sizer.took(performance.now() - started, result.read === rows)
+        if (result.last !== null) after = result.last
+        if (result.read < rows) break
+      }
+    }
+  })
+
+/**
  * In the caller's (first, short) transaction: check what a step could otherwise only find out halfway (tables the
  * schema lost, columns it now requires, the records quota), then set the lab's mark.
  */
@@ -119,7 +155,7 @@ const writersBefore = (sql: SqlClient.SqlClient) =>
     const [snapshot] = yield* sql<{ s: string }>`SELECT pg_current_snapshot()::text AS s`
     if (snapshot === undefined) return
     const open = Effect.flatMap(
-      sql`SELECT count(*)::int AS n FROM unnest(pg_snapshot_xip(${snapshot.s}::pg_snapshot)) x WHERE pg_xact_status(x) = 'in progress'`,
+      sql`SELECT count(*)::int AS n FROM pg_snapshot_xip(${snapshot.s}::pg_snapshot) x WHERE pg_xact_status(x) = 'in progress'`,
       count
     )
     yield* Effect.repeat(open, { while: (n) => n > 0, schedule: Schedule.spaced(Duration.millis(20)) }).pipe(Effect.timeoutOption(WRITERS_WAIT))
@@ -193,8 +229,19 @@ const deleteBatch = (sql: SqlClient.SqlClient, labId: LabId, table: LabTable) =>
 
 const Put = Schema.Array(Schema.Struct({ read: Schema.Number, put: Schema.Number, last: Schema.NullOr(Schema.String) }))
 
-/** Insert the next `rows` staged rows of the table after seq `after`: how many were read and put, and the last seq. */
-const insertBatch = (sql: SqlClient.SqlClient, labId: LabId, backupId: string, table: LabTable, columns: ReadonlyArray<string>, merge: boolean) =>
+/**
+ * Insert the next `rows` staged rows of the table after seq `after` into `target` (the table, or a check copy of it):
+ * how many were read and put, and the last seq.
+ */
+const insertBatch = (
+  sql: SqlClient.SqlClient,
+  labId: LabId,
+  backupId: string,
+  table: LabTable,
+  columns: ReadonlyArray<string>,
+  merge: boolean,
+  target: string = quote(table.name)
+) =>
   (after: string, rows: number) =>
     Effect.flatMap(
       sql`
@@ -203,7 +250,7 @@ const insertBatch = (sql: SqlClient.SqlClient, labId: LabId, backupId: string, t
           WHERE r.backup_id = ${backupId} AND r.tbl = ${table.name} AND r.seq > ${after}::bigint
           ORDER BY r.seq LIMIT ${rows}
         ), put AS (
-          INSERT INTO ${sql.literal(quote(table.name))} (${sql.literal(columns.map(quote).join(", "))}) OVERRIDING SYSTEM VALUE
+          INSERT INTO ${sql.literal(target)} (${sql.literal(columns.map(quote).join(", "))}) OVERRIDING SYSTEM VALUE
           SELECT ${sql.literal(columns.map((c) => `p.${quote(c)}`).join(", "))}
           FROM batch r, json_populate_record(NULL::${sql.literal(quote(table.name))}, r.row) p
           WHERE p.lab_id = ${labId}

@@ -12,7 +12,7 @@ const SearchResult = Schema.Struct({ kind: Schema.String, ref: Schema.String })
 
 const PATH = "/api/v1/backups"
 /** Tables a snapshot leaves out. */
-const NOT_ARCHIVED = ["backups", "outbox", "webhook_deliveries", "search_documents", "search_queue", "lab_usage"]
+const NOT_ARCHIVED = ["backups", "outbox", "webhook_deliveries", "search_documents", "search_queue", "lab_usage", "lab_restores"]
 /**
  * Archived, but a restore merges (activity, pod sessions: history) or keeps
  * (pods: live compute) them, so they are checked apart; lab_repos is checked
@@ -211,8 +211,9 @@ describe("POST /api/v1/backups/{id}/restore", () => {
     // history is kept: entries written since the backup are still there, and the restore is in it
     const activityAfter = await fx.activity()
     for (const id of activityBefore) expect(activityAfter.map((a) => a.id)).toContain(id)
-    expect(activityAfter.filter((a) => a.ref === backup.id).map((a) => a.kind).slice(0, 3)).toEqual([
+    expect(activityAfter.filter((a) => a.ref === backup.id).map((a) => a.kind).slice(0, 4)).toEqual([
       "backup.restored",
+      "backup.restore_applying",
       "backup.restore_started",
       "backup.restore_requested"
     ])

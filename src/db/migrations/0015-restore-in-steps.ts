@@ -59,7 +59,7 @@ END
 $fn$;
 
 -- every table with a lab_id but those a restore does not replace: not archived (backups, outbox, webhook_deliveries,
--- search_documents, search_queue, lab_usage), merged (activity, pod_sessions) or kept (pods)
+-- search_documents, search_queue, lab_usage, the marks themselves), merged (activity, pod_sessions) or kept (pods)
 DO $do$
 DECLARE
   t text;
@@ -69,7 +69,7 @@ BEGIN
     JOIN information_schema.tables x ON x.table_schema = c.table_schema AND x.table_name = c.table_name
     WHERE c.table_schema = current_schema() AND c.column_name = 'lab_id' AND x.table_type = 'BASE TABLE'
       AND c.table_name NOT IN ('backups', 'outbox', 'webhook_deliveries', 'search_documents', 'search_queue',
-        'lab_usage', 'activity', 'pod_sessions', 'pods')
+        'lab_usage', 'lab_restores', 'activity', 'pod_sessions', 'pods')
     ORDER BY c.table_name
   LOOP
     PERFORM lab_restore_gate_on(format('%I', t)::regclass);
