@@ -17,7 +17,7 @@ import { ArchiveError, EXCLUDED_TABLES, Header, type LabTable, labTables, quote,
  */
 
 /** Rows per step to start with, and its bounds; a step aims at SLOW_MS at most and doubles below FAST_MS. */
-const FIRST_ROWS = 64
+const FIRST_ROWS = 4
 const MAX_ROWS = 4096
 const SLOW_MS = 50
 const FAST_MS = 20
