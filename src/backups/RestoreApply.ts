@@ -4,7 +4,7 @@ import { Duration, Effect, Schedule, Schema } from "effect"
 import { QuotaExceeded } from "../http/Errors.js"
 import { allowingLongStatements, inBackground } from "../db/Priority.js"
 import type { LabId } from "../labs/LabId.js"
-import { countedNotRefused } from "../quotas/RecordsQuota.js"
+import { COUNTED_NOT_REFUSED } from "../quotas/RecordsQuota.js"
 import type { Staged } from "./ArchiveRestore.js"
 import { ArchiveError, EXCLUDED_TABLES, Header, type LabTable, labTables, quote, RESTORE_POLICY, Trailer } from "./ArchiveSchema.js"
 
@@ -16,11 +16,11 @@ import { ArchiveError, EXCLUDED_TABLES, Header, type LabTable, labTables, quote,
  * be run again from the start, so a restore interrupted after its mark is finished by running the apply again.
  */
 
-/** Rows per step to start with, and its bounds; a step aims at SLOW_MS at most and doubles below FAST_MS. */
+/** Rows per step to start with, and its bounds; a step aims at SLOW_MS at most (a request arriving meanwhile waits for it) and doubles below FAST_MS. */
 const FIRST_ROWS = 4
 const MAX_ROWS = 4096
-const SLOW_MS = 50
-const FAST_MS = 20
+const SLOW_MS = 30
+const FAST_MS = 10
 /** How long the apply waits for writes that began before the mark (on PostgreSQL) before going on. */
 const WRITERS_WAIT = Duration.seconds(10)
 
@@ -181,12 +181,11 @@ const step = <A, E, R>(sql: SqlClient.SqlClient, labId: LabId, backupId: string,
   inBackground(
     allowingLongStatements(
       Effect.gen(function* () {
-        yield* sql`SELECT set_config('lab.restore', ${backupId}, true)`
-        yield* sql`SET CONSTRAINTS ALL DEFERRED`
-        yield* countedNotRefused(sql)
+        // one statement: on PGlite a transaction holds the only session from its first statement to its commit
         const beat = yield* Effect.flatMap(
           sql`WITH b AS (UPDATE lab_restores SET heartbeat_at = now() WHERE lab_id = ${labId} AND backup_id = ${backupId} RETURNING 1)
-              SELECT count(*)::int AS n FROM b`,
+              SELECT set_config('lab.restore', ${backupId}, true) AS restore, set_config(${COUNTED_NOT_REFUSED}, 'on', true) AS counted,
+                     (SELECT count(*) FROM b)::int AS n`,
           count
         )
         if (beat === 0) return yield* new ArchiveError({ message: "the restore's mark on the lab is gone: another runner ended it" })
