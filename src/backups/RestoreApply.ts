@@ -92,41 +92,70 @@ const recordsFit = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged, repl
     }
   })
 
-/**
- * Would the schema take the staged rows? Each table's rows inserted, in steps of their own before the mark (the lab
- * is not touched), into a temporary copy of the table with its defaults and CHECK constraints but neither its indexes
- * nor its triggers, dropped at each step's commit: a row a step of the apply would refuse (a value a CHECK or a type
- * refuses, a NULL where the schema now requires a value) fails the restore before the lab is changed. Uniqueness and
- * foreign keys are not checked here: the archive is a consistent snapshot of one lab.
- */
-export const checkRows = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged): Effect.Effect<void, ArchiveError | SqlError> =>
+const Rules = Schema.Array(Schema.Struct({ name: Schema.String, expr: Schema.String }))
+
+/** The table's CHECK constraints and NOT NULL columns, as conditions a row breaks when they are true. */
+const rulesOf = (sql: SqlClient.SqlClient, table: LabTable, archivedColumns: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const { archived, current } = yield* inBackground(tablesOf(sql, staged))
-    for (const table of current) {
-      if (RESTORE_POLICY[table.name] === "keep" || (staged.trailer.rows[table.name] ?? 0) === 0) continue
-      const had = new Set(archived.get(table.name) ?? [])
-      const copy = quote(`restore_check_${table.name}`)
-      const insert = insertBatch(sql, labId, staged.backupId, table, table.insertable.filter((c) => had.has(c)), false, copy)
-      let after = "0"
-      const sizer = stepSizer()
-      for (;;) {
-        const rows = sizer.rows()
-        const started = performance.now()
-        const result = yield* inBackground(
-          allowingLongStatements(
-            Effect.gen(function* () {
-              yield* sql`CREATE TEMP TABLE ${sql.literal(copy)} (LIKE ${sql.literal(quote(table.name))}
-                           INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING GENERATED INCLUDING IDENTITY) ON COMMIT DROP`
-              return yield* insert(after, rows)
-            }).pipe(sql.withTransaction)
-          )
-        )
-        sizer.took(performance.now() - started, result.read === rows)
-        if (result.last !== null) after = result.last
-        if (result.read < rows) break
-      }
-    }
+    const rows = yield* sql`
+      SELECT k.conname AS name, '(' || pg_get_expr(k.conbin, k.conrelid) || ') IS FALSE' AS expr
+      FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relname = ${table.name} AND k.contype = 'c'
+      UNION ALL
+      SELECT c.column_name || ' NOT NULL', quote_ident(c.column_name) || ' IS NULL'
+      FROM information_schema.columns c
+      WHERE c.table_schema = current_schema() AND c.table_name = ${table.name} AND c.is_nullable = 'NO'
+        AND c.column_name IN ${sql.in(archivedColumns.length > 0 ? [...archivedColumns] : [""])}`
+    return yield* Effect.orDie(Schema.decodeUnknown(Rules)(rows))
   })
+
+const Checked = Schema.Array(Schema.Struct({ read: Schema.Number, last: Schema.NullOr(Schema.String), broken: Schema.NullOr(Schema.String) }))
+
+/**
+ * Would the schema take the staged rows? Before the mark, in read-only statements a batch at a time (the lab is not
+ * touched): each row read as the table's row type (a value its type refuses fails here), and the table's CHECK
+ * constraints and NOT NULL columns evaluated on it; a column added since the backup that is NOT NULL without a
+ * default is refused in markRestore. Uniqueness and foreign keys are not checked: the archive is a consistent
+ * snapshot of one lab.
+ */
+export const checkRows = (sql: SqlClient.SqlClient, _labId: LabId, staged: Staged): Effect.Effect<void, ArchiveError | SqlError> =>
+  inBackground(
+    Effect.gen(function* () {
+      const { archived, current } = yield* tablesOf(sql, staged)
+      for (const table of current) {
+        if (RESTORE_POLICY[table.name] === "keep" || (staged.trailer.rows[table.name] ?? 0) === 0) continue
+        const rules = yield* rulesOf(sql, table, archived.get(table.name) ?? [])
+        const broken = rules.length === 0 ? "NULL::text" : `coalesce(${rules.map((r) => `CASE WHEN ${r.expr} THEN ${sqlString(r.name)} END`).join(", ")})`
+        let after = "0"
+        const sizer = stepSizer()
+        for (;;) {
+          const rows = sizer.rows()
+          const started = performance.now()
+          const [result] = yield* Effect.flatMap(
+            sql`
+              WITH batch AS (
+                SELECT r.seq AS restore_seq_, r.row AS restore_row_ FROM restore_rows r
+                WHERE r.backup_id = ${staged.backupId} AND r.tbl = ${table.name} AND r.seq > ${after}::bigint
+                ORDER BY r.seq LIMIT ${rows}
+              )
+              SELECT (SELECT count(*) FROM batch)::int AS read, (SELECT max(restore_seq_) FROM batch)::text AS last,
+                (SELECT min(${sql.literal(broken)})
+                 FROM batch b, LATERAL json_populate_record(NULL::${sql.literal(quote(table.name))}, b.restore_row_) x) AS broken`,
+            (r) => Effect.orDie(Schema.decodeUnknown(Checked)(r))
+          )
+          if (result === undefined) break
+          if (result.broken !== null) {
+            return yield* new ArchiveError({ message: `${table.name}: the archive has a row this schema refuses (${result.broken})` })
+          }
+          sizer.took(performance.now() - started, result.read === rows)
+          if (result.last !== null) after = result.last
+          if (result.read < rows) break
+        }
+      }
+    })
+  )
+
+const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`
 
 /**
  * In the caller's (first, short) transaction: check what a step could otherwise only find out halfway (tables the
