@@ -12,7 +12,7 @@ import { Archive } from "./Archive.js"
 import { type Backup, BackupId, RESTORE_MACHINE } from "./Backup.js"
 import { readChunks } from "./ArchiveStore.js"
 import { finishRestore, type JobDeps, log, runBackup, runRestore, tx } from "./BackupJobs.js"
-import { decodeStaged } from "./RestoreApply.js"
+import { decodeStaged } from "./RestoreCheck.js"
 import { type BackupFilter, BackupsRepo } from "./BackupsRepo.js"
 
 const RESOURCE = "backup"
