@@ -135,10 +135,11 @@ export class Backups extends Effect.Service<Backups>()("Backups", {
     // a restore that had marked its lab when its runner stopped is finished here: on embedded PGlite this process is
     // the only one, so at start every mark is orphaned; on PostgreSQL, only a mark whose heartbeat went stale
     const running = new Set<string>()
-    const tracked = <A, E, R>(job: Effect.Effect<A, E, R>, backupId: string) =>
-      Effect.ensuring(
-        Effect.zipRight(Effect.sync(() => running.add(backupId)), job),
-        Effect.sync(() => running.delete(backupId))
+    /** Run a restore job in the background, known as running here (so no look for stale marks takes it) until it ends. */
+    const runTracked = <A, E, R>(backupId: string, job: Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        Effect.sync(() => running.add(backupId)),
+        FiberSet.run(jobs, Effect.ensuring(job, Effect.sync(() => running.delete(backupId))))
       )
     const rollForward = (staleSeconds: number) =>
       Effect.gen(function* () {
@@ -151,7 +152,7 @@ export class Backups extends Effect.Service<Backups>()("Backups", {
             continue
           }
           yield* Effect.logWarning(`restore of ${claimed.backupId}: its runner stopped after marking the lab; finishing it`)
-          yield* FiberSet.run(jobs, tracked(finishRestore(deps, backup.value, backup.value.restore?.requestedBy ?? "system", staged.value), claimed.backupId))
+          yield* runTracked(claimed.backupId, finishRestore(deps, backup.value, backup.value.restore?.requestedBy ?? "system", staged.value))
         }
       }).pipe(Effect.catchAllCause((cause) => Effect.logError("restores left marked could not be looked for", cause)))
     yield* rollForward(kind === "pglite" ? 0 : STALE_SECONDS)
@@ -169,7 +170,7 @@ export class Backups extends Effect.Service<Backups>()("Backups", {
       restore: (labId: LabId, id: BackupId, actor: string) =>
         Effect.gen(function* () {
           const started = yield* inTx(startRestore(deps, labId, id, actor))
-          if (started.created) yield* FiberSet.run(jobs, tracked(runRestore(deps, started.backup, actor), started.backup.id))
+          if (started.created) yield* runTracked(started.backup.id, runRestore(deps, started.backup, actor))
           return started.backup
         }),
       get: (labId: LabId, id: BackupId) => found(deps, labId, id),
