@@ -6,7 +6,7 @@ import type { LabId } from "../labs/LabId.js"
 import { COUNTED_NOT_REFUSED } from "../quotas/RecordsQuota.js"
 import type { Staged } from "./ArchiveRestore.js"
 import { ArchiveError, type LabTable, quote, RESTORE_POLICY } from "./ArchiveSchema.js"
-import { stepSizer, tablesOf } from "./RestoreCheck.js"
+import { STEP_BYTES, stepSizer, tablesOf } from "./RestoreCheck.js"
 
 /*
  * Putting a staged archive in the lab in short committed steps (migration 15): a first short transaction checks what
@@ -68,7 +68,7 @@ const inSteps = <E, R>(
   sql: SqlClient.SqlClient,
   labId: LabId,
   backupId: string,
-  batch: (rows: number) => Effect.Effect<{ readonly done: boolean }, E, R>
+  batch: (rows: number) => Effect.Effect<{ readonly done: boolean; readonly full: boolean }, E, R>
 ) =>
   Effect.gen(function* () {
     const sizer = stepSizer()
@@ -76,7 +76,7 @@ const inSteps = <E, R>(
       const rows = sizer.rows()
       const started = performance.now()
       const result = yield* step(sql, labId, backupId, batch(rows))
-      sizer.took(performance.now() - started, !result.done)
+      sizer.took(performance.now() - started, result.full)
       if (result.done) return
     }
   })
@@ -92,7 +92,7 @@ const deleteBatch = (sql: SqlClient.SqlClient, labId: LabId, table: LabTable) =>
           SELECT count(*)::int AS n FROM gone`,
       count
     ),
-    (n) => ({ done: n < rows })
+    (n) => ({ done: n < rows, full: n === rows })
   )
 
 const Put = Schema.Array(Schema.Struct({ read: Schema.Number, put: Schema.Number, last: Schema.NullOr(Schema.String) }))
@@ -114,9 +114,12 @@ const insertBatch = (
     Effect.flatMap(
       sql`
         WITH batch AS (
-          SELECT r.seq, r.row FROM restore_rows r
-          WHERE r.backup_id = ${backupId} AND r.tbl = ${table.name} AND r.seq > ${after}::bigint
-          ORDER BY r.seq LIMIT ${rows}
+          SELECT b.seq, b.row FROM (
+            SELECT r.seq, r.row, sum(pg_column_size(r.row)) OVER (ORDER BY r.seq) - pg_column_size(r.row) AS before
+            FROM restore_rows r
+            WHERE r.backup_id = ${backupId} AND r.tbl = ${table.name} AND r.seq > ${after}::bigint
+            ORDER BY r.seq LIMIT ${rows}) b
+          WHERE b.before < ${STEP_BYTES}
         ), put AS (
           INSERT INTO ${sql.literal(target)} (${sql.literal(columns.map(quote).join(", "))}) OVERRIDING SYSTEM VALUE
           SELECT ${sql.literal(columns.map((c) => `p.${quote(c)}`).join(", "))}
@@ -141,7 +144,8 @@ const putBack = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged, table: 
       Effect.map(insert(after, rows), (r) => {
         put += r.put
         if (r.last !== null) after = r.last
-        return { done: r.read < rows }
+        // a step may read fewer rows than asked (STEP_BYTES): the table is done when one reads none
+        return { done: r.read === 0, full: r.read === rows }
       })
     )
     return put

@@ -20,6 +20,8 @@ const FIRST_ROWS = 4
 const MAX_ROWS = 4096
 const SLOW_MS = 30
 const FAST_MS = 10
+/** Stored bytes of staged rows a step takes at most (besides its first row): a table's rows may be MiB each. */
+export const STEP_BYTES = 4 * 1024 * 1024
 
 /** What lab_restores.staged holds: the archive's header and trailer, all a restarted apply needs beside restore_rows. */
 const StagedParts = Schema.parseJson(Schema.Struct({ header: Header, trailer: Trailer }))
@@ -128,9 +130,13 @@ export const checkRows = (sql: SqlClient.SqlClient, _labId: LabId, staged: Stage
           const [result] = yield* Effect.flatMap(
             sql`
               WITH batch AS (
-                SELECT r.seq AS restore_seq_, r.row AS restore_row_ FROM restore_rows r
-                WHERE r.backup_id = ${staged.backupId} AND r.tbl = ${table.name} AND r.seq > ${after}::bigint
-                ORDER BY r.seq LIMIT ${rows}
+                SELECT b.restore_seq_, b.restore_row_ FROM (
+                  SELECT r.seq AS restore_seq_, r.row AS restore_row_,
+                    sum(pg_column_size(r.row)) OVER (ORDER BY r.seq) - pg_column_size(r.row) AS before_
+                  FROM restore_rows r
+                  WHERE r.backup_id = ${staged.backupId} AND r.tbl = ${table.name} AND r.seq > ${after}::bigint
+                  ORDER BY r.seq LIMIT ${rows}) b
+                WHERE b.before_ < ${STEP_BYTES}
               )
               SELECT (SELECT count(*) FROM batch)::int AS read, (SELECT max(restore_seq_) FROM batch)::text AS last,
                 (SELECT min(${sql.literal(broken)})
@@ -143,7 +149,7 @@ export const checkRows = (sql: SqlClient.SqlClient, _labId: LabId, staged: Stage
           }
           sizer.took(performance.now() - started, result.read === rows)
           if (result.last !== null) after = result.last
-          if (result.read < rows) break
+          if (result.read === 0) break
         }
       }
     })
