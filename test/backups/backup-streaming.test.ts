@@ -45,8 +45,8 @@ const otherTenant = async (until: Promise<unknown>, pauseMs = 10) => {
   while (!done) {
     const started = performance.now()
     const response = await fx.get("/api/v1/tasks", { labId: fx.other.id, limit: 20 }, fx.stranger)
-    await response.arrayBuffer()
-    expect(response.status).toBe(200)
+    const body = await response.text()
+    expect(response.status, body.slice(0, 300)).toBe(200)
     latencies.push(performance.now() - started)
     await new Promise((resolve) => setTimeout(resolve, pauseMs))
   }
