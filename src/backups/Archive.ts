@@ -187,7 +187,7 @@ export class Archive extends Effect.Service<Archive>()("Archive", {
       /** Check the backup's archive and stage its rows, in short steps (ArchiveRestore.ts). */
       stage: (backupId: string, labId: LabId, sha256: string) => stageArchive(sql, backupId, labId, sha256),
       /** Check, in steps before anything changes, that the schema takes the staged rows (RestoreApply.ts). */
-      check: (labId: LabId, staged: Staged) => checkRows(sql, labId, staged),
+      check: (staged: Staged) => checkRows(sql, staged),
       /** Check a staged restore can be applied and mark the lab, in the caller's transaction (RestoreApply.ts). */
       mark: (labId: LabId, staged: Staged) => markRestore(sql, labId, staged),
       /** Put the staged rows in the marked lab in short steps, from the start (RestoreApply.ts); the rows put back. */

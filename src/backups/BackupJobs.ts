@@ -110,10 +110,11 @@ const restoreFits = (deps: JobDeps, backup: Backup, staged: Staged) =>
 const APPLY_ATTEMPTS = 3
 const APPLY_RETRY = Duration.seconds(1)
 
-/** The failure and its activity entry of a restore, in one transaction. */
-const recordFailure = (deps: JobDeps, backup: Backup, actor: string, error: string) =>
+/** The failure and its activity entry of a restore, in one transaction (after `first`, when given). */
+const recordFailure = (deps: JobDeps, backup: Backup, actor: string, error: string, first: Effect.Effect<unknown> = Effect.void) =>
   tx(deps.sql)(
     Effect.gen(function* () {
+      yield* first
       yield* deps.repo.restoreFailed(backup.id, error, new Date())
       yield* log(deps.activity)(backup, actor, "backup.restore_failed", `Restore failed: ${error}`, { error })
     })
@@ -143,21 +144,15 @@ export const finishRestore = (deps: JobDeps, backup: Backup, actor: string, stag
     } else {
       yield* report(`restore of ${backup.id} failed after its mark`, exit.cause)
       const error = `${describe(exit.cause)}; the lab is partly restored: restore it again to put it back whole`
-      yield* tx(deps.sql)(
-        Effect.gen(function* () {
-          yield* Effect.orDie(unmarkRestore(deps.sql, labId, backup.id))
-          yield* deps.repo.restoreFailed(backup.id, error, new Date())
-          yield* log(deps.activity)(backup, actor, "backup.restore_failed", `Restore failed: ${error}`, { error })
-        })
-      )
+      yield* recordFailure(deps, backup, actor, error, Effect.orDie(unmarkRestore(deps.sql, labId, backup.id)))
     }
     yield* Effect.ignore(clearStaged(deps.sql, backup.id))
   }).pipe(Effect.catchAllCause((cause) => Effect.logError(`restore of ${backup.id}: could not record its outcome`, cause)))
 
 /**
  * Run a pending restore of the backup's lab to its end, recording how it went: its archive checked and staged in
- * short steps, and its rows checked against the schema; then, in one short transaction, the quotas checked and the lab marked (its writes refused meanwhile);
- * then the lab put back in short steps (finishRestore).
+ * short steps, and its rows checked against the schema; then, in one short transaction, the quotas checked and the
+ * lab marked (its writes refused meanwhile); then the lab put back in short steps (finishRestore).
  */
 export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
   Effect.gen(function* () {
@@ -174,7 +169,7 @@ export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
       Effect.gen(function* () {
         if (backup.sha256 === null) return yield* Effect.dieMessage(`backup ${backup.id} has no archive`)
         const staged = yield* deps.archive.stage(backup.id, labId, backup.sha256)
-        yield* deps.archive.check(labId, staged)
+        yield* deps.archive.check(staged)
         yield* Effect.gen(function* () {
           yield* restoreFits(deps, backup, staged)
           yield* deps.archive.mark(labId, staged)

@@ -114,7 +114,7 @@ const Checked = Schema.Array(Schema.Struct({ read: Schema.Number, last: Schema.N
  * default is refused in markRestore. Uniqueness and foreign keys are not checked: the archive is a consistent
  * snapshot of one lab.
  */
-export const checkRows = (sql: SqlClient.SqlClient, _labId: LabId, staged: Staged): Effect.Effect<void, ArchiveError | SqlError> =>
+export const checkRows = (sql: SqlClient.SqlClient, staged: Staged): Effect.Effect<void, ArchiveError | SqlError> =>
   inBackground(
     Effect.gen(function* () {
       const { archived, current } = yield* tablesOf(sql, staged)

@@ -109,7 +109,7 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
                    VALUES (${backupId}, ${labId}, 'running', '{}', 0, 'test', now())`
         const dump = yield* archive.dump(backupId, labId)
         const staged = yield* archive.stage(backupId, labId, dump.sha256)
-        yield* archive.check(labId, staged)
+        yield* archive.check(staged)
         yield* archive.mark(labId, staged).pipe(sql.withTransaction)
         return staged
       })
