@@ -4,7 +4,9 @@ import { Effect, Option, Schema } from "effect"
 import { DatabaseKind } from "../db/DatabaseKind.js"
 import { inBackground } from "../db/Priority.js"
 import type { LabId } from "../labs/LabId.js"
-import { restoreLab, stageArchive, type Staged } from "./ArchiveRestore.js"
+import { stageArchive, type Staged } from "./ArchiveRestore.js"
+import { applyRestore } from "./RestoreApply.js"
+import { checkRows, markRestore } from "./RestoreCheck.js"
 import { ArchiveError, type Dump, FORMAT, type LabTable, labTables, quote, RESTORE_POLICY, ROW_PREFIX, VERSION } from "./ArchiveSchema.js"
 import { type ChunkWriter, chunkWriter, clearChunks } from "./ArchiveStore.js"
 
@@ -184,8 +186,12 @@ export class Archive extends Effect.Service<Archive>()("Archive", {
         ),
       /** Check the backup's archive and stage its rows, in short steps (ArchiveRestore.ts). */
       stage: (backupId: string, labId: LabId, sha256: string) => stageArchive(sql, backupId, labId, sha256),
-      /** Put the staged rows in the lab, in the caller's transaction (ArchiveRestore.ts); the rows put back. */
-      restore: (labId: LabId, staged: Staged) => restoreLab(sql, labId, staged)
+      /** Check, in steps before anything changes, that the schema takes the staged rows (RestoreApply.ts). */
+      check: (staged: Staged) => checkRows(sql, staged),
+      /** Check a staged restore can be applied and mark the lab, in the caller's transaction (RestoreApply.ts). */
+      mark: (labId: LabId, staged: Staged) => markRestore(sql, labId, staged),
+      /** Put the staged rows in the marked lab in short steps, from the start (RestoreApply.ts); the rows put back. */
+      apply: (labId: LabId, staged: Staged) => applyRestore(sql, labId, staged)
     }
   })
 }) {}

@@ -1,20 +1,14 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
-import type { SqlError } from "@effect/sql/SqlError"
 import { Effect, Option, Stream } from "effect"
 import { createHash } from "node:crypto"
-import { allowingLongStatements, inBackground } from "../db/Priority.js"
+import { inBackground } from "../db/Priority.js"
 import type { LabId } from "../labs/LabId.js"
 import { GunzipLines } from "./ArchiveFormat.js"
 import {
   ArchiveError,
   decodeHeader,
   decodeTrailer,
-  EXCLUDED_TABLES,
   type Header,
-  type LabTable,
-  labTables,
-  quote,
-  RESTORE_POLICY,
   ROW_PREFIX,
   type Trailer
 } from "./ArchiveSchema.js"
@@ -24,12 +18,6 @@ import { readChunks } from "./ArchiveStore.js"
 const STAGE_ROWS = 500
 const STAGE_BYTES = 256 * 1024
 const CLEAR_ROWS = 200
-
-/**
- * The experiments scheduler's per-lab lock (src/experiments/Scheduler.ts): held
- * by a restore so no queued experiment is started on a pod mid-restore.
- */
-const schedulerLock = (labId: string) => `experiments:${labId}`
 
 const unreadable = (cause: unknown) =>
   new ArchiveError({ message: `the archive cannot be read: ${cause instanceof Error ? cause.message : String(cause)}` })
@@ -149,88 +137,3 @@ export const stagedFileBytes = (sql: SqlClient.SqlClient, staged: Staged) =>
       return typeof n === "number" ? n : 0
     }
   )
-
-/** Insert the staged rows of one table; the number put back. */
-const putBack = (
-  sql: SqlClient.SqlClient,
-  labId: LabId,
-  backupId: string,
-  table: LabTable,
-  archivedColumns: ReadonlyArray<string>,
-  merge: boolean
-) =>
-  Effect.gen(function* () {
-    const had = new Set(archivedColumns)
-    const columns = table.insertable.filter((c) => had.has(c))
-    const target = columns.map(quote).join(", ")
-    const source = columns.map((c) => `p.${quote(c)}`).join(", ")
-    const inserted = yield* sql<{ n: number }>`
-      WITH put AS (
-        INSERT INTO ${sql.literal(quote(table.name))} (${sql.literal(target)}) OVERRIDING SYSTEM VALUE
-        SELECT ${sql.literal(source)}
-        FROM restore_rows r, json_populate_record(NULL::${sql.literal(quote(table.name))}, r.row) p
-        WHERE r.backup_id = ${backupId} AND r.tbl = ${table.name} AND p.lab_id = ${labId}
-        ${sql.literal(merge ? "ON CONFLICT DO NOTHING" : "")}
-        RETURNING 1
-      )
-      SELECT count(*)::int AS n FROM put`
-    return inserted[0]?.n ?? 0
-  })
-
-/**
- * Lock the lab's rows of the tables about to be deleted, parents first, before anything updates the lab's counters.
- * Every delete of a lab's row locks the row (and its children, by cascade) and then the counters (lab_usage: the
- * statement triggers of migrations 8 and 10), so this takes them in that order too. Deleting table after table
- * instead updated the counters at the first delete and only then reached the later tables' rows: a dataset's delete
- * holding its row and waiting for the counters, while the restore held the counters and waited for that row, was a
- * deadlock (40P01, the fuzz test's DELETE /datasets/{id} during a restore; test/backups/restore-lock-order.test.ts).
- */
-const lockRows = (sql: SqlClient.SqlClient, labId: LabId, tables: ReadonlyArray<LabTable>) =>
-  Effect.forEach(
-    tables,
-    (table) =>
-      sql`SELECT count(*) FROM (SELECT 1 FROM ${sql.literal(quote(table.name))} WHERE lab_id = ${labId} FOR UPDATE) locked`,
-    { discard: true }
-  )
-
-/**
- * Put the staged rows in the lab, in the caller's transaction (the one short step that changes the lab): lock the
- * lab's rows of the replaced tables (parents first, see lockRows), delete them (children first), insert the archived
- * ones (parents first) from restore_rows with json_populate_record, each table in one statement so rows referencing
- * rows of the same table are fine; merged tables get their archived rows back next to the newer ones, kept tables
- * are not touched (RESTORE_POLICY). Tables created after the backup are left alone; columns added since get their
- * defaults. Returns the rows put back. A table's one INSERT…SELECT may run for minutes on a big lab: PGlite's stall
- * watchdog leaves it be (allowingLongStatements).
- */
-export const restoreLab = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged): Effect.Effect<number, ArchiveError | SqlError> =>
-  allowingLongStatements(Effect.gen(function* () {
-    yield* sql`SELECT pg_advisory_xact_lock(hashtext(${schedulerLock(labId)}))`
-    yield* sql`SET CONSTRAINTS ALL DEFERRED`
-    const archived = new Map(staged.header.tables.map((t) => [t.name, t.columns]))
-    const expected = staged.trailer.rows
-    const current = (yield* labTables(sql)).filter((t) => archived.has(t.name))
-    const missing = [...archived.keys()].filter((name) => !(name in EXCLUDED_TABLES) && !current.some((t) => t.name === name))
-    if (missing.length > 0) {
-      return yield* new ArchiveError({ message: `the archive has tables this schema no longer has: ${missing.join(", ")}` })
-    }
-
-    const replaced = current.filter((t) => RESTORE_POLICY[t.name] === undefined)
-    yield* lockRows(sql, labId, replaced)
-    for (const table of [...replaced].reverse()) {
-      yield* sql`DELETE FROM ${sql.literal(quote(table.name))} WHERE lab_id = ${labId}`
-    }
-    let restored = 0
-    for (const table of current) {
-      const policy = RESTORE_POLICY[table.name]
-      if (policy === "keep") continue
-      const merge = policy === "merge"
-      const n = yield* putBack(sql, labId, staged.backupId, table, archived.get(table.name) ?? [], merge)
-      if (!merge && n !== (expected[table.name] ?? 0)) {
-        return yield* new ArchiveError({
-          message: `${table.name}: ${n} rows put back of the ${expected[table.name] ?? 0} archived`
-        })
-      }
-      restored += n
-    }
-    return restored
-  }))

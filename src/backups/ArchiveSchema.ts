@@ -14,7 +14,8 @@ export const EXCLUDED_TABLES: Readonly<Record<string, string>> = {
   webhook_deliveries: "the dedupe log of git host deliveries: transport state that only says which deliveries were already seen",
   search_documents: "derived: the search index is rebuilt by its triggers as the restored rows are inserted",
   search_queue: "derived: the records waiting to be indexed, queued again by their triggers as the restored rows are inserted",
-  lab_usage: "derived: the lab's stored bytes, kept by triggers on files as the restored rows are deleted and inserted"
+  lab_usage: "derived: the lab's stored bytes, kept by triggers on files as the restored rows are deleted and inserted",
+  lab_restores: "the mark of a restore in progress (migration 15): a restore must not put back or remove its own mark"
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Cause, Effect, Option } from "effect"
+import { Cause, Duration, Effect, Option, Schedule } from "effect"
 import type { ActivityRepo } from "../activity/ActivityRepo.js"
 import type { ResourceDeps } from "../activity/ResourceService.js"
 import { transition } from "../common/StateMachine.js"
@@ -10,6 +10,7 @@ import type { BackupsRepo } from "./BackupsRepo.js"
 import { inBackground } from "../db/Priority.js"
 import { inTransaction } from "../db/Transaction.js"
 import { clearStaged, type Staged, stagedFileBytes } from "./ArchiveRestore.js"
+import { unmarkRestore } from "./RestoreApply.js"
 import { clearChunks } from "./ArchiveStore.js"
 
 /** The background half of backups: running a backup or a restore that was asked for, and recording how it ended. */
@@ -96,7 +97,7 @@ export const runBackup = (deps: JobDeps, backup: Backup) =>
 
 /**
  * The stored-bytes quota of a restore: what the backup's files add to the lab's (files the archive holds against
- * the lab's now), in the restore's transaction, before it changes anything.
+ * the lab's now), in the restore's first transaction, before it changes anything.
  */
 const restoreFits = (deps: JobDeps, backup: Backup, staged: Staged) =>
   Effect.gen(function* () {
@@ -105,9 +106,53 @@ const restoreFits = (deps: JobDeps, backup: Backup, staged: Staged) =>
     yield* deps.quotas.restoredFiles(backup.labId, archived)
   })
 
+/** Times the apply is run from the start before the restore is given up (a lost connection, a deadlock…). */
+const APPLY_ATTEMPTS = 3
+const APPLY_RETRY = Duration.seconds(1)
+
+/** The failure and its activity entry of a restore, in one transaction (after `first`, when given). */
+const recordFailure = (deps: JobDeps, backup: Backup, actor: string, error: string, first: Effect.Effect<unknown> = Effect.void) =>
+  tx(deps.sql)(
+    Effect.gen(function* () {
+      yield* first
+      yield* deps.repo.restoreFailed(backup.id, error, new Date())
+      yield* log(deps.activity)(backup, actor, "backup.restore_failed", `Restore failed: ${error}`, { error })
+    })
+  )
+
+/**
+ * Apply a marked restore from the start to its end (RestoreApply.ts), again after a failure up to APPLY_ATTEMPTS
+ * times, then in one short transaction remove the mark and record the outcome. Given up, the lab is left partly
+ * restored but open to writes, and the restore failed saying so (restoring again puts the lab back whole). Used by
+ * runRestore and to finish a restore whose runner stopped (Backups.ts).
+ */
+export const finishRestore = (deps: JobDeps, backup: Backup, actor: string, staged: Staged) =>
+  Effect.gen(function* () {
+    const labId = systemLab(backup.labId)
+    const exit = yield* Effect.exit(
+      Effect.retry(deps.archive.apply(labId, staged), { times: APPLY_ATTEMPTS - 1, schedule: Schedule.spaced(APPLY_RETRY) })
+    )
+    if (exit._tag === "Success") {
+      const rows = exit.value
+      yield* tx(deps.sql)(
+        Effect.gen(function* () {
+          yield* Effect.orDie(unmarkRestore(deps.sql, labId, backup.id))
+          yield* deps.repo.restoreDone(backup.id, rows, new Date())
+          yield* log(deps.activity)(backup, actor, "backup.restored", `Restored the lab from backup ${backup.id}: ${rows} rows`, { rows })
+        })
+      )
+    } else {
+      yield* report(`restore of ${backup.id} failed after its mark`, exit.cause)
+      const error = `${describe(exit.cause)}; the lab is partly restored: restore it again to put it back whole`
+      yield* recordFailure(deps, backup, actor, error, Effect.orDie(unmarkRestore(deps.sql, labId, backup.id)))
+    }
+    yield* Effect.ignore(clearStaged(deps.sql, backup.id))
+  }).pipe(Effect.catchAllCause((cause) => Effect.logError(`restore of ${backup.id}: could not record its outcome`, cause)))
+
 /**
  * Run a pending restore of the backup's lab to its end, recording how it went: its archive checked and staged in
- * short steps, then put in the lab in one transaction (all of it or nothing).
+ * short steps, and its rows checked against the schema; then, in one short transaction, the quotas checked and the
+ * lab marked (its writes refused meanwhile); then the lab put back in short steps (finishRestore).
  */
 export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
   Effect.gen(function* () {
@@ -120,25 +165,20 @@ export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
       })
     )
     const labId = systemLab(backup.labId)
-    const exit = yield* Effect.exit(
+    const marked = yield* Effect.exit(
       Effect.gen(function* () {
         if (backup.sha256 === null) return yield* Effect.dieMessage(`backup ${backup.id} has no archive`)
         const staged = yield* deps.archive.stage(backup.id, labId, backup.sha256)
+        yield* deps.archive.check(staged)
         yield* Effect.gen(function* () {
           yield* restoreFits(deps, backup, staged)
-          const rows = yield* deps.archive.restore(labId, staged)
-          yield* deps.repo.restoreDone(backup.id, rows, new Date())
-          yield* note(backup, actor, "backup.restored", `Restored the lab from backup ${backup.id}: ${rows} rows`, { rows })
+          yield* deps.archive.mark(labId, staged)
+          yield* note(backup, actor, "backup.restore_applying", "Restore applying: the lab's writes are refused until it has ended")
         }).pipe(deps.sql.withTransaction, inBackground)
-      }).pipe(Effect.ensuring(Effect.ignore(clearStaged(deps.sql, backup.id))))
+        return staged
+      }).pipe(Effect.tapErrorCause(() => Effect.ignore(clearStaged(deps.sql, backup.id))))
     )
-    if (exit._tag === "Success") return
-    yield* report(`restore of ${backup.id} failed`, exit.cause)
-    const error = describe(exit.cause)
-    yield* inTx(
-      Effect.gen(function* () {
-        yield* deps.repo.restoreFailed(backup.id, error, new Date())
-        yield* note(backup, actor, "backup.restore_failed", `Restore failed: ${error}`, { error })
-      })
-    )
+    if (marked._tag === "Success") return yield* finishRestore(deps, backup, actor, marked.value)
+    yield* report(`restore of ${backup.id} failed`, marked.cause)
+    yield* recordFailure(deps, backup, actor, describe(marked.cause))
   }).pipe(Effect.catchAllCause((cause) => Effect.logError(`restore of ${backup.id}: could not record its outcome`, cause)))

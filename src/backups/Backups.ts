@@ -1,19 +1,25 @@
-import { Effect, FiberSet, Option, Stream } from "effect"
+import { Duration, Effect, FiberSet, Option, Schedule, Stream } from "effect"
 import { ActivityRepo } from "../activity/ActivityRepo.js"
 import { resourceDeps } from "../activity/ResourceService.js"
 import { orNotFound, StateConflict } from "../common/DomainErrors.js"
 import { newId } from "../common/Ids.js"
 import { transition } from "../common/StateMachine.js"
 import type { Cursor } from "../db/Paging.js"
-import type { LabId } from "../labs/LabId.js"
+import { DatabaseKind } from "../db/DatabaseKind.js"
+import { type LabId, systemLab } from "../labs/LabId.js"
 import { Quotas } from "../quotas/Quotas.js"
 import { Archive } from "./Archive.js"
 import { type Backup, BackupId, RESTORE_MACHINE } from "./Backup.js"
 import { readChunks } from "./ArchiveStore.js"
-import { type JobDeps, log, runBackup, runRestore, tx } from "./BackupJobs.js"
+import { finishRestore, type JobDeps, log, runBackup, runRestore, tx } from "./BackupJobs.js"
+import { decodeStaged } from "./RestoreCheck.js"
 import { type BackupFilter, BackupsRepo } from "./BackupsRepo.js"
 
 const RESOURCE = "backup"
+
+/** How long a restore's mark goes without a heartbeat before another runner finishes it, and how often to look. */
+const STALE_SECONDS = 60
+const ROLL_FORWARD_EVERY = Duration.seconds(30)
 
 const inProgress = (status: string | undefined) => status === "pending" || status === "running"
 
@@ -121,9 +127,36 @@ export class Backups extends Effect.Service<Backups>()("Backups", {
     const deps: JobDeps = yield* Effect.all({ ...resourceDeps(BackupsRepo), archive: Archive, quotas: Quotas })
     const inTx = tx(deps.sql)
     const jobs = yield* FiberSet.make()
+    const kind = yield* DatabaseKind
 
     // a backup or restore of a process that stopped will never finish: say so
     yield* deps.repo.failInterrupted(new Date())
+
+    // a restore that had marked its lab when its runner stopped is finished here: on embedded PGlite this process is
+    // the only one, so at start every mark is orphaned; on PostgreSQL, only a mark whose heartbeat went stale
+    const running = new Set<string>()
+    /** Run a restore job in the background, known as running here (so no look for stale marks takes it) until it ends. */
+    const runTracked = <A, E, R>(backupId: string, job: Effect.Effect<A, E, R>) =>
+      Effect.zipRight(
+        Effect.sync(() => running.add(backupId)),
+        FiberSet.run(jobs, Effect.ensuring(job, Effect.sync(() => running.delete(backupId))))
+      )
+    const rollForward = (staleSeconds: number) =>
+      Effect.gen(function* () {
+        for (const claimed of yield* deps.repo.claimStaleRestores(staleSeconds)) {
+          if (running.has(claimed.backupId)) continue
+          const backup = yield* deps.repo.find(systemLab(claimed.labId), claimed.backupId)
+          const staged = yield* Effect.option(decodeStaged(claimed.backupId, claimed.staged))
+          if (Option.isNone(backup) || Option.isNone(staged)) {
+            yield* Effect.logError(`restore of ${claimed.backupId}: its mark on lab ${claimed.labId} cannot be finished`)
+            continue
+          }
+          yield* Effect.logWarning(`restore of ${claimed.backupId}: its runner stopped after marking the lab; finishing it`)
+          yield* runTracked(claimed.backupId, finishRestore(deps, backup.value, backup.value.restore?.requestedBy ?? "system", staged.value))
+        }
+      }).pipe(Effect.catchAllCause((cause) => Effect.logError("restores left marked could not be looked for", cause)))
+    yield* rollForward(kind === "pglite" ? 0 : STALE_SECONDS)
+    yield* Effect.forkScoped(Effect.repeat(Effect.delay(rollForward(STALE_SECONDS), ROLL_FORWARD_EVERY), Schedule.forever))
 
     return {
       /** Start a backup of the lab, or answer the one already in progress. */
@@ -137,7 +170,7 @@ export class Backups extends Effect.Service<Backups>()("Backups", {
       restore: (labId: LabId, id: BackupId, actor: string) =>
         Effect.gen(function* () {
           const started = yield* inTx(startRestore(deps, labId, id, actor))
-          if (started.created) yield* FiberSet.run(jobs, runRestore(deps, started.backup, actor))
+          if (started.created) yield* runTracked(started.backup.id, runRestore(deps, started.backup, actor))
           return started.backup
         }),
       get: (labId: LabId, id: BackupId) => found(deps, labId, id),

@@ -90,7 +90,10 @@ const list = (sql: SqlClient.SqlClient, labId: LabId, filter: BackupFilter, curs
     decodeRows
   )
 
-/** At start: work a stopped process left behind cannot finish any more, and what it had stored on the way. */
+/**
+ * At start: work a stopped process left behind cannot finish any more, and what it had stored on the way. A restore
+ * that had marked its lab is not such work: it is finished (rolled forward, Backups.ts), its staged rows kept.
+ */
 const failInterrupted = (sql: SqlClient.SqlClient, at: Date) =>
   Effect.all([
     sql`UPDATE backups SET status = 'failed', error = 'interrupted: the service stopped before the backup finished',
@@ -98,11 +101,25 @@ const failInterrupted = (sql: SqlClient.SqlClient, at: Date) =>
         WHERE status IN ('pending', 'running')`,
     sql`UPDATE backups SET restore_status = 'failed', restore_error = 'interrupted: the service stopped before the restore finished',
           restore_completed_at = ${at.toISOString()}::timestamptz
-        WHERE restore_status IN ('pending', 'running')`,
+        WHERE restore_status IN ('pending', 'running') AND NOT EXISTS (SELECT 1 FROM lab_restores m WHERE m.backup_id = backups.id)`,
     sql`DELETE FROM backup_chunks WHERE backup_id IN (SELECT id FROM backups WHERE status = 'failed')`,
     sql`DELETE FROM restore_rows WHERE backup_id IN (
           SELECT id FROM backups WHERE restore_status IS NULL OR restore_status NOT IN ('pending', 'running'))`
   ])
+
+const Claimed = Schema.Array(Schema.Struct({ labId: Schema.String, backupId: BackupId, staged: Schema.String }))
+
+/**
+ * Take over the marks of restores whose runner has not shown it was alive for `staleSeconds` (it stopped): their
+ * heartbeat is written now, so no other replica takes them too. What each needs to be finished.
+ */
+const claimStale = (sql: SqlClient.SqlClient, staleSeconds: number) =>
+  Effect.flatMap(
+    sql`UPDATE lab_restores SET heartbeat_at = now()
+        WHERE heartbeat_at < now() - make_interval(secs => ${staleSeconds})
+        RETURNING lab_id, backup_id, staged::text AS staged`,
+    Schema.decodeUnknown(Claimed)
+  )
 
 /** The bytes of the lab's files a backup holds; none for a backup from before they were noted (migration 13). */
 const fileBytes = (sql: SqlClient.SqlClient, id: BackupId) =>
@@ -175,7 +192,8 @@ export class BackupsRepo extends Effect.Service<BackupsRepo>()("BackupsRepo", {
       ...statusChanges(update),
       fileBytes: (id: BackupId) => Effect.orDie(fileBytes(sql, id)),
       remove: (labId: LabId, id: BackupId) => Effect.orDie(sql`DELETE FROM backups WHERE lab_id = ${labId} AND id = ${id}`),
-      failInterrupted: (at: Date) => Effect.orDie(failInterrupted(sql, at))
+      failInterrupted: (at: Date) => Effect.orDie(failInterrupted(sql, at)),
+      claimStaleRestores: (staleSeconds: number) => Effect.orDie(claimStale(sql, staleSeconds))
     }
   })
 }) {}

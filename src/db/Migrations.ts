@@ -12,6 +12,7 @@ import { syncPullWanted } from "./migrations/0011-sync-pull-wanted.js"
 import { syncLinkTokenRepository } from "./migrations/0012-sync-link-token-repository.js"
 import { backupChunks } from "./migrations/0013-backup-chunks.js"
 import { searchTextLinear } from "./migrations/0014-search-text-linear.js"
+import { restoreInSteps } from "./migrations/0015-restore-in-steps.js"
 import { outboxAuthor } from "./migrations/0016-outbox-author.js"
 
 export interface Migration {
@@ -40,5 +41,6 @@ export const migrations: ReadonlyArray<Migration> = [
   syncLinkTokenRepository,
   backupChunks,
   searchTextLinear,
+  restoreInSteps,
   outboxAuthor
 ]

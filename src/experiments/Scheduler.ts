@@ -6,6 +6,7 @@ import { roundMoney } from "../costs/Money.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
 import { PodsRepo } from "../pods/PodsRepo.js"
 import { countedNotRefused } from "../quotas/RecordsQuota.js"
+import { causeIsRestoring } from "../db/RestoreGate.js"
 import { CostsRepo } from "./CostsRepo.js"
 import { CostId, type Experiment, type ExperimentStatus } from "./Experiment.js"
 import { ExperimentsRepo } from "./ExperimentsRepo.js"
@@ -132,7 +133,10 @@ export class Scheduler extends Effect.Service<Scheduler>()("ExperimentScheduler"
 
     const pass = Effect.gen(function* () {
       for (const labId of yield* deps.repo.labsWithQueued) {
-        const started = yield* scheduleLab(deps, systemLab(labId))
+        // a lab being restored refuses the start (the restore gate): the next pass after the restore starts it
+        const started = yield* Effect.catchAllCause(scheduleLab(deps, systemLab(labId)), (cause) =>
+          causeIsRestoring(cause) ? Effect.as(Effect.logDebug(`scheduler: ${labId} is being restored`), 0) : Effect.failCause(cause)
+        )
         if (started > 0) yield* Effect.logDebug(`scheduler started ${started} experiment(s) in ${labId}`)
       }
     }).pipe(Effect.catchAllCause((cause) => Effect.logError("experiment scheduler pass failed", cause)))

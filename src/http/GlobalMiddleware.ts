@@ -10,6 +10,7 @@ import { Labs } from "../labs/Labs.js"
 import { AdminLimits, bindingWindow, type Limits, PLAN_LIMITS, type RateDecision, RateLimits } from "../ratelimit/RateLimits.js"
 import { DatabaseUnavailable, withConnectionRetry } from "../db/ConnectionLoss.js"
 import { recordsQuotaMessage } from "../quotas/RecordsQuota.js"
+import { restoreGateMessage } from "../db/RestoreGate.js"
 import { causeIsDiskFull } from "../db/DiskFull.js"
 import { DiskSpace, type DiskSpaceService } from "../status/DiskSpace.js"
 import { type ErrorTag, errorBody, isApiError } from "./Errors.js"
@@ -118,6 +119,8 @@ const toErrorResponse = (routes: RouteTable, requestId: string, disk?: DiskSpace
     if (disk !== undefined && causeIsDiskFull(cause)) return yield* Effect.as(disk.reportFull, diskFull)
     const overRecords = recordsQuotaMessage(failure)
     if (overRecords !== undefined) return errorResponse("QuotaExceeded", overRecords)
+    const restoring = restoreGateMessage(failure)
+    if (restoring !== undefined) return errorResponse("Conflict", restoring)
     if (failure instanceof HttpApiError.HttpApiDecodeError) return errorResponse("ValidationError", decodeMessage(failure))
     if (HttpServerError.isServerError(failure)) {
       if (failure._tag === "RouteNotFound") {

@@ -20,10 +20,13 @@ export const recordsQuotaMessage = (error: unknown): string | undefined => {
   return "message" in cause && typeof cause.message === "string" ? cause.message : "quota exceeded: records"
 }
 
+/** The setting countedNotRefused turns on, for a caller that sets it within a statement of its own. */
+export const COUNTED_NOT_REFUSED = "lab_service.pull"
+
 /**
  * For the rest of the caller's transaction, rows it creates are counted but never refused: what the service writes
  * by itself (a sync's pull, the compute cost of an experiment ending on a pod) must not fail because a lab is full.
  * The setting is the one migration 10's trigger reads (named after the first job that needed it).
  */
 export const countedNotRefused = (sql: SqlClient.SqlClient) =>
-  Effect.orDie(Effect.asVoid(sql`SELECT set_config('lab_service.pull', 'on', true)`))
+  Effect.orDie(Effect.asVoid(sql`SELECT set_config(${COUNTED_NOT_REFUSED}, 'on', true)`))

@@ -4,6 +4,9 @@ import { inBackground } from "../db/Priority.js"
 
 /** Queued records indexed per statement: on PGlite a statement holds the database, so it stays short (~20 ms). */
 const BATCH = 20
+/** In the background a batch shrinks after a slow statement (big records: a restored lab's files) and grows back. */
+const SLOW = Duration.millis(50)
+const FAST = Duration.millis(20)
 
 /** How often the background indexer looks for queued records when it found none. */
 const IDLE_POLL = Duration.seconds(1)
@@ -20,8 +23,8 @@ export class SearchIndexer extends Effect.Service<SearchIndexer>()("SearchIndexe
   scoped: Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
-    const batch = (labId: string | null) =>
-      sql`SELECT search_drain(${labId}, ${BATCH}) AS taken`.pipe(
+    const batch = (labId: string | null, size = BATCH) =>
+      sql`SELECT search_drain(${labId}, ${size}) AS taken`.pipe(
         Effect.flatMap(decodeDrained),
         Effect.map((rows) => rows[0]?.taken ?? 0)
       )
@@ -30,13 +33,25 @@ export class SearchIndexer extends Effect.Service<SearchIndexer>()("SearchIndexe
     const drain = (labId: string | null) =>
       Effect.iterate(BATCH, { while: (taken) => taken > 0, body: () => batch(labId) })
 
-    /** In the background, each batch is followed by a pause as long as it took: the indexer keeps to half a core. */
-    const drainGently = Effect.iterate(BATCH, {
-      while: (taken) => taken > 0,
-      body: () =>
-        Effect.timed(inBackground(batch(null))).pipe(
-          Effect.flatMap(([took, taken]) => Effect.as(Effect.sleep(took), taken))
-        )
+    /**
+     * In the background, each batch is followed by a pause as long as it took: the indexer keeps to half a core. Its
+     * size is halved after a slow statement and doubled (up to BATCH) after a fast full one.
+     */
+    const drainGently = Effect.suspend(() => {
+      let size = BATCH
+      return Effect.iterate(BATCH, {
+        while: (taken) => taken > 0,
+        body: () =>
+          Effect.timed(inBackground(batch(null, size))).pipe(
+            Effect.tap(([took, taken]) =>
+              Effect.sync(() => {
+                if (Duration.greaterThan(took, SLOW)) size = Math.max(1, Math.floor(size / 2))
+                else if (Duration.lessThan(took, FAST) && taken === size) size = Math.min(BATCH, size * 2)
+              })
+            ),
+            Effect.flatMap(([took, taken]) => Effect.as(Effect.sleep(took), taken))
+          )
+      })
     })
 
     yield* drainGently.pipe(

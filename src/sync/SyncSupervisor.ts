@@ -7,6 +7,7 @@ import { exclusiveWithin, LabLocks, LockBusy, LockUnavailable } from "./LabLocks
 import type { SyncResult } from "./RepoLink.js"
 import { type LabId, systemLab } from "../labs/LabId.js"
 import { DiskSpace } from "../status/DiskSpace.js"
+import { causeIsRestoring } from "../db/RestoreGate.js"
 import { SyncEngine } from "./SyncEngine.js"
 import { SyncRepo } from "./SyncRepo.js"
 import { sweep } from "./SyncSweep.js"
@@ -67,7 +68,9 @@ const take = (s: Supervision, labId: LabId, lab: Lab) =>
 const failed = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted, cause: Cause.Cause<GitError>) =>
   Effect.gen(function* () {
     const message = Cause.isFailType(cause) ? cause.error.message : "internal error in the sync worker"
-    if (!Cause.isFailType(cause)) yield* Effect.logError(`sync worker of ${labId} failed`, cause)
+    // a lab being restored refuses the job's writes (the restore gate): not a fault, the job is retried as it is
+    const restoring = causeIsRestoring(cause)
+    if (!Cause.isFailType(cause) && !restoring) yield* Effect.logError(`sync worker of ${labId} failed`, cause)
     // forced syncs answer now; the work itself is retried later
     yield* answerAll(wanted.waiters, Exit.failCause(cause))
     if (Option.isNone(yield* s.repo.link(labId))) {
@@ -75,10 +78,13 @@ const failed = (s: Supervision, labId: LabId, lab: Lab, wanted: Wanted, cause: C
       lab.wanted = { ...nothing, waiters: lab.wanted.waiters }
       return false
     }
-    yield* s.repo.recordError(labId, message)
+    // the sync status is the lab's too: the gate would refuse recording the error
+    if (!restoring) yield* s.repo.recordError(labId, message)
     const retried = lab.wanted
     lab.wanted = { ...retried, pull: retried.pull || wanted.pull || wanted.waiters.length > 0, push: true }
-    yield* Effect.logWarning(`sync of ${labId} failed; retrying: ${message}`)
+    yield* restoring
+      ? Effect.logInfo(`sync of ${labId} waits for the lab's restore to end; retrying`)
+      : Effect.logWarning(`sync of ${labId} failed; retrying: ${message}`)
     return true
   })
 

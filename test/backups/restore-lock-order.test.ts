@@ -3,10 +3,11 @@
  * answered 500 on `deadlock detected`, 40P01: the seed asks for a restore of the lab and, 70 ms later, while the
  * restore still runs in the background, deletes the lab's dataset).
  * A delete locks its row, then the lab's counters (lab_usage, by the statement triggers of migrations 8 and 10).
- * The restore updated the counters at its first delete of a lab's table and only then reached the dataset's row:
- * each waited for the other. Here the restore is held (a third connection locks a knowledge row, a table the
- * restore deletes between tasks and datasets) while the delete starts; then let go: the delete must end as a plain
- * delete (or find nothing), never as a deadlock, and the counters must still count the lab's rows.
+ * The restore, one transaction then, updated the counters at its first delete of a lab's table and only then reached
+ * the dataset's row: each waited for the other. The restore now puts the lab back in steps behind the restore gate
+ * (migration 15). Here its apply is held (a third connection locks a knowledge row, a table the restore deletes
+ * between tasks and datasets) while the delete runs; then let go: the delete must end as the gate's plain refusal
+ * (409 at the edge), never as a deadlock, the restore must complete, and the counters must still count the lab's rows.
  * PostgreSQL only (PGlite is one session: nothing runs at once): skipped without DATABASE_URL.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
@@ -18,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as Database from "../../layers/Database.js"
 import { Archive } from "../../src/backups/Archive.js"
 import { DatabaseKind } from "../../src/db/DatabaseKind.js"
-import { NotFoundInLab } from "../../src/common/DomainErrors.js"
+import { restoreGateMessage } from "../../src/db/RestoreGate.js"
 import type { Dataset } from "../../src/datasets/Dataset.js"
 import { Datasets } from "../../src/datasets/Datasets.js"
 import { type LabId, systemLab } from "../../src/labs/LabId.js"
@@ -93,12 +94,12 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
       return { knowledge, dataset }
     })
 
-  it("the delete is not rolled back as a deadlock, and the lab's counters stay right", { timeout: 60_000 }, async () => {
+  it("the delete is refused by the restore gate, not rolled back as a deadlock, and the lab's counters stay right", { timeout: 60_000 }, async () => {
     const slug = `restore-${randomBytes(4).toString("hex")}`
     const lab = await runtime.runPromise(Effect.flatMap(LabsRepo, (labs) => labs.insert({ slug, name: "Restore", plan: "free" })))
     const labId = systemLab(lab.id)
     const { knowledge, dataset } = await runtime.runPromise(inLab(labId))
-    // a backup of the lab, its archive staged (short steps) for the restore's one transaction
+    // a backup of the lab, its archive staged and checked (short steps), the lab marked (one short transaction)
     const backupId = `bkp_${randomBytes(6).toString("hex")}`
     const staged = await runtime.runPromise(
       Effect.gen(function* () {
@@ -107,11 +108,14 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
         yield* sql`INSERT INTO backups (id, lab_id, status, tables, rows, created_by, created_at)
                    VALUES (${backupId}, ${labId}, 'running', '{}', 0, 'test', now())`
         const dump = yield* archive.dump(backupId, labId)
-        return yield* archive.stage(backupId, labId, dump.sha256)
+        const staged = yield* archive.stage(backupId, labId, dump.sha256)
+        yield* archive.check(staged)
+        yield* archive.mark(labId, staged).pipe(sql.withTransaction)
+        return staged
       })
     )
 
-    // the restore will wait for this row, after the tables it deletes before knowledge (tasks among them)
+    // the apply will wait for this row, after the tables it deletes before knowledge (tasks among them)
     const blocker = new pg.Client({ connectionString: named })
     await blocker.connect()
     try {
@@ -120,24 +124,19 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
       await blocker.query("SELECT 1 FROM knowledge WHERE id = $1 FOR UPDATE", [knowledge])
       const blockerPid = (await blocker.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid
 
-      const restoring = runtime.runPromiseExit(
-        Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          Effect.flatMap(Archive, (archive) => archive.restore(labId, staged)).pipe(sql.withTransaction)
-        )
-      )
+      const restoring = runtime.runPromiseExit(Effect.flatMap(Archive, (archive) => archive.apply(labId, staged)))
       await until("the restore waits for the held row", async () => (await waiting()).some((w) => w.blockers.includes(blockerPid ?? -1)))
 
-      const deleting = runtime.runPromiseExit(Effect.flatMap(Datasets, (datasets) => datasets.remove(labId, dataset.id, "test")))
-      await until("the delete waits too", async () => (await waiting()).length >= 2)
+      // the gate refuses the delete at once: it neither waits for the restore nor makes the restore wait
+      const deleted = await runtime.runPromiseExit(Effect.flatMap(Datasets, (datasets) => datasets.remove(labId, dataset.id, "test")))
       await blocker.query("COMMIT")
 
-      const [restored, deleted] = await Promise.all([restoring, deleting])
+      const restored = await restoring
       expect(Exit.isSuccess(restored), Exit.isFailure(restored) ? Cause.pretty(restored.cause) : "").toBe(true)
-      // the delete came first (200) or found the row gone (404): either way a plain answer, not a defect
-      if (Exit.isFailure(deleted)) {
-        expect(Option.map(Cause.dieOption(deleted.cause), databaseError)).toEqual(Option.none())
-        expect(Option.exists(Cause.failureOption(deleted.cause), (e) => e instanceof NotFoundInLab), Cause.pretty(deleted.cause)).toBe(true)
-      }
+      const defect = Exit.isFailure(deleted) ? Option.getOrUndefined(Cause.dieOption(deleted.cause)) : undefined
+      expect(restoreGateMessage(defect), String(databaseError(defect))).toBe(
+        `lab ${labId} is being restored from backup ${backupId}; retry when the restore has ended`
+      )
     } finally {
       await blocker.end()
     }

@@ -21,7 +21,9 @@ const RELEASED: ReadonlyArray<readonly [id: number, sha256: string]> = [
   [11, "afea28b570ecf1ec35cd6445a1de230b117ebc967e070676e3d6b7fb6c0cdfb4"],
   [12, "71926767f2283817630dcd4b20ab5e8d19f79f2013f6b42d42c6ae8c72559ccd"],
   [13, "49460475afe238aca87293e97fbc89b4c13ca14dff6b5c81ceb0db3730150dd6"],
-  [14, "49f2d055a19f54395c2db8d26c43a211cfe821f16110a4d981ef6d774c82de88"]
+  [14, "49f2d055a19f54395c2db8d26c43a211cfe821f16110a4d981ef6d774c82de88"],
+  [15, "da8fd627eeb0bedb1d520f200bf9a21ce61b59d268c3d443b0194f73d3d8b5f2"],
+  [16, "76bc29ff8436307fb89f6e89ea41eb2a60945c161e7713320d21cb1c6dbe43b1"]
 ]
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")

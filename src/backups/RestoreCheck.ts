@@ -1,0 +1,185 @@
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect, Schema } from "effect"
+import { OverQuota } from "../common/DomainErrors.js"
+import { inBackground } from "../db/Priority.js"
+import type { LabId } from "../labs/LabId.js"
+import type { Staged } from "./ArchiveRestore.js"
+import { ArchiveError, EXCLUDED_TABLES, Header, type LabTable, labTables, quote, RESTORE_POLICY, Trailer } from "./ArchiveSchema.js"
+
+/*
+ * What a restore checks before it marks its lab (RestoreApply.ts puts the lab back after): whatever would otherwise
+ * fail a step halfway, when the lab could no longer be left as it was. And the mark itself.
+ */
+
+/**
+ * Rows per step to start with, and its bounds; a step aims at SLOW_MS at most (a request arriving meanwhile waits for
+ * it) and doubles below FAST_MS.
+ */
+const FIRST_ROWS = 4
+const MAX_ROWS = 4096
+const SLOW_MS = 30
+const FAST_MS = 10
+/** Stored bytes of staged rows a step takes at most (besides its first row): a table's rows may be MiB each. */
+export const STEP_BYTES = 4 * 1024 * 1024
+
+/** What lab_restores.staged holds: the archive's header and trailer, all a restarted apply needs beside restore_rows. */
+const StagedParts = Schema.parseJson(Schema.Struct({ header: Header, trailer: Trailer }))
+export const encodeStaged = (staged: Staged) => JSON.stringify({ header: staged.header, trailer: staged.trailer })
+export const decodeStaged = (backupId: string, text: string) =>
+  Effect.map(Schema.decodeUnknown(StagedParts)(text), (parts): Staged => ({ backupId, ...parts }))
+
+/** The schema's tables the archive has, and the archived ones the schema lost (a restore cannot put those back). */
+export const tablesOf = (sql: SqlClient.SqlClient, staged: Staged) =>
+  Effect.gen(function* () {
+    const archived = new Map(staged.header.tables.map((t) => [t.name, t.columns]))
+    const current = (yield* labTables(sql)).filter((t) => archived.has(t.name))
+    const missing = [...archived.keys()].filter((name) => !(name in EXCLUDED_TABLES) && !current.some((t) => t.name === name))
+    if (missing.length > 0) {
+      return yield* new ArchiveError({ message: `the archive has tables this schema no longer has: ${missing.join(", ")}` })
+    }
+    return { archived, current, replaced: current.filter((t) => RESTORE_POLICY[t.name] === undefined) }
+  })
+
+/** Columns added since the backup that are NOT NULL without a default: rows of that table could not be inserted. */
+const unfillable = (sql: SqlClient.SqlClient, staged: Staged, archived: Map<string, ReadonlyArray<string>>, tables: ReadonlyArray<LabTable>) =>
+  Effect.gen(function* () {
+    const required = yield* sql<{ tableName: string; columnName: string }>`
+      SELECT c.table_name, c.column_name FROM information_schema.columns c
+      WHERE c.table_schema = current_schema() AND c.is_nullable = 'NO' AND c.column_default IS NULL
+        AND c.is_generated = 'NEVER' AND c.is_identity = 'NO'`
+    for (const table of tables) {
+      const had = new Set(archived.get(table.name) ?? [])
+      const lacking = required.filter((r) => r.tableName === table.name && !had.has(r.columnName)).map((r) => r.columnName)
+      if (lacking.length === 0 || (staged.trailer.rows[table.name] ?? 0) === 0) continue
+      return yield* new ArchiveError({
+        message: `${table.name}: the archive has no ${lacking.join(", ")}, which this schema requires without a default`
+      })
+    }
+  })
+
+/**
+ * The records quota (migration 10) of the lab once restored: its rows now, less the replaced tables' rows, plus the
+ * staged rows of those tables. Checked before the mark, since the steps then only count rows (a step refused halfway
+ * would leave the lab half restored).
+ */
+const recordsFit = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged, replaced: ReadonlyArray<LabTable>) =>
+  Effect.gen(function* () {
+    const counted = new Set(
+      (yield* sql<{ name: string }>`
+        SELECT DISTINCT c.relname AS name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE t.tgname = 'lab_records_added' AND n.nspname = current_schema()`).map((r) => r.name)
+    )
+    const tables = replaced.filter((t) => counted.has(t.name))
+    if (tables.length === 0) return
+    const now = sql.literal(tables.map((t) => `(SELECT count(*) FROM ${quote(t.name)} x WHERE x.lab_id = u.lab_id)`).join(" + "))
+    const over = yield* sql<{ plan: string; slug: string; after: number; lim: number }>`
+      SELECT l.plan, l.slug, (u.records - (${now}) + (
+               SELECT count(*) FROM restore_rows r WHERE r.backup_id = ${staged.backupId} AND r.tbl IN ${sql.in(tables.map((t) => t.name))}
+             ))::float8 AS after, p.records::float8 AS lim
+      FROM lab_usage u JOIN labs l ON l.id = u.lab_id JOIN plan_limits p ON p.plan = l.plan
+      WHERE u.lab_id = ${labId}`
+    const found = over[0]
+    if (found !== undefined && found.after > found.lim) {
+      return yield* new OverQuota({
+        quota: "records",
+        reason: `quota exceeded: records of the ${found.plan} plan (lab ${found.slug} would hold ${found.after} once restored, limit ${found.lim})`
+      })
+    }
+  })
+
+const Rules = Schema.Array(Schema.Struct({ name: Schema.String, expr: Schema.String }))
+
+/** The table's CHECK constraints and NOT NULL columns, as conditions a row breaks when they are true. */
+const rulesOf = (sql: SqlClient.SqlClient, table: LabTable, archivedColumns: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const rows = yield* sql`
+      SELECT k.conname AS name, '(' || pg_get_expr(k.conbin, k.conrelid) || ') IS FALSE' AS expr
+      FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relname = ${table.name} AND k.contype = 'c'
+      UNION ALL
+      SELECT c.column_name || ' NOT NULL', quote_ident(c.column_name) || ' IS NULL'
+      FROM information_schema.columns c
+      WHERE c.table_schema = current_schema() AND c.table_name = ${table.name} AND c.is_nullable = 'NO'
+        AND c.column_name IN ${sql.in(archivedColumns.length > 0 ? [...archivedColumns] : [""])}`
+    return yield* Effect.orDie(Schema.decodeUnknown(Rules)(rows))
+  })
+
+const Checked = Schema.Array(Schema.Struct({ read: Schema.Number, last: Schema.NullOr(Schema.String), broken: Schema.NullOr(Schema.String) }))
+
+/**
+ * Would the schema take the staged rows? Before the mark, in read-only statements a batch at a time (the lab is not
+ * touched): each row read as the table's row type (a value its type refuses fails here), and the table's CHECK
+ * constraints and NOT NULL columns evaluated on it; a column added since the backup that is NOT NULL without a
+ * default is refused in markRestore. Uniqueness and foreign keys are not checked: the archive is a consistent
+ * snapshot of one lab.
+ */
+export const checkRows = (sql: SqlClient.SqlClient, staged: Staged): Effect.Effect<void, ArchiveError | SqlError> =>
+  inBackground(
+    Effect.gen(function* () {
+      const { archived, current } = yield* tablesOf(sql, staged)
+      for (const table of current) {
+        if (RESTORE_POLICY[table.name] === "keep" || (staged.trailer.rows[table.name] ?? 0) === 0) continue
+        const rules = yield* rulesOf(sql, table, archived.get(table.name) ?? [])
+        const broken = rules.length === 0 ? "NULL::text" : `coalesce(${rules.map((r) => `CASE WHEN ${r.expr} THEN ${sqlString(r.name)} END`).join(", ")})`
+        let after = "0"
+        const sizer = stepSizer()
+        for (;;) {
+          const rows = sizer.rows()
+          const started = performance.now()
+          const [result] = yield* Effect.flatMap(
+            sql`
+              WITH batch AS (
+                SELECT b.restore_seq_, b.restore_row_ FROM (
+                  SELECT r.seq AS restore_seq_, r.row AS restore_row_,
+                    sum(pg_column_size(r.row)) OVER (ORDER BY r.seq) - pg_column_size(r.row) AS before_
+                  FROM restore_rows r
+                  WHERE r.backup_id = ${staged.backupId} AND r.tbl = ${table.name} AND r.seq > ${after}::bigint
+                  ORDER BY r.seq LIMIT ${rows}) b
+                WHERE b.before_ < ${STEP_BYTES}
+              )
+              SELECT (SELECT count(*) FROM batch)::int AS read, (SELECT max(restore_seq_) FROM batch)::text AS last,
+                (SELECT min(${sql.literal(broken)})
+                 FROM batch b, LATERAL json_populate_record(NULL::${sql.literal(quote(table.name))}, b.restore_row_) x) AS broken`,
+            (r) => Effect.orDie(Schema.decodeUnknown(Checked)(r))
+          )
+          if (result === undefined) break
+          if (result.broken !== null) {
+            return yield* new ArchiveError({ message: `${table.name}: the archive has a row this schema refuses (${result.broken})` })
+          }
+          sizer.took(performance.now() - started, result.read === rows)
+          if (result.last !== null) after = result.last
+          if (result.read === 0) break
+        }
+      }
+    })
+  )
+
+const sqlString = (text: string) => `'${text.replaceAll("'", "''")}'`
+
+/** Rows per step: halved after a slow step, doubled after a fast full one. */
+export const stepSizer = () => {
+  let rows = FIRST_ROWS
+  return {
+    rows: () => rows,
+    took: (ms: number, full: boolean) => {
+      if (ms > SLOW_MS) rows = Math.max(1, Math.floor(rows / 2))
+      else if (ms < FAST_MS && full) rows = Math.min(MAX_ROWS, rows * 2)
+    }
+  }
+}
+
+/**
+ * In the caller's (first, short) transaction: check what a step could otherwise only find out halfway (tables the
+ * schema lost, columns it now requires, the records quota), then set the lab's mark.
+ */
+export const markRestore = (sql: SqlClient.SqlClient, labId: LabId, staged: Staged) =>
+  Effect.gen(function* () {
+    const { archived, current, replaced } = yield* tablesOf(sql, staged)
+    yield* unfillable(sql, staged, archived, current)
+    yield* recordsFit(sql, labId, staged, replaced)
+    yield* sql`INSERT INTO lab_restores (lab_id, backup_id, staged, heartbeat_at)
+               VALUES (${labId}, ${staged.backupId}, ${encodeStaged(staged)}::jsonb, now())`
+  })
+
