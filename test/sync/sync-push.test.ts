@@ -61,9 +61,9 @@ const linkedLab = async (
   return { url: linked, wc, labId, c0, bare: bareGit(gitServer.root, name) }
 }
 
-/** `git log` of the remote branch as `<author> | <subject>` lines, newest first. */
+/** `git log` of the remote branch as `<committer> | <subject>` lines, newest first (the service commits every write). */
 const log = (git: (...args: ReadonlyArray<string>) => Promise<string>, ref: string, count: number) =>
-  git("log", `-${count}`, "--format=%an <%ae> | %s", ref).then((s) => s.split("\n"))
+  git("log", `-${count}`, "--format=%cn <%ce> | %s", ref).then((s) => s.split("\n"))
 
 /**
  * A loopback proxy in front of the git server that can run an outside push at
@@ -137,7 +137,8 @@ describe("auto-push against a real git server", { timeout: 90_000 }, () => {
       `${SERVICE} | Update notes/new.md`,
       "Outside Author <outside@example.com> | first"
     ])
-    expect(await wc.git("log", "-3", "--format=%cn <%ce>")).toBe([SERVICE, SERVICE, SERVICE].join("\n"))
+    // each write is authored by the credential that made it (here the operator's key), the service committing it
+    expect(await wc.git("log", "-3", "--format=%an <%ae>")).toBe(Array(3).fill("instance operator <admin@users.noreply.local>").join("\n"))
     expect(await wc.git("rev-parse", "HEAD~3")).toBe(c0)
     expect(await wc.git("show", "HEAD~2:notes/new.md")).toBe("one")
     expect(await wc.git("rev-parse", "HEAD~2:notes/new.md")).toBe(created.sha)
