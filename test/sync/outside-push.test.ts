@@ -131,12 +131,12 @@ describe("an outside pusher beside a busy lab", { timeout: 180_000 }, () => {
     expect(attempts.filter((n) => n > MAX_ATTEMPTS), `attempts per outside push: ${attempts.join(", ")}`).toEqual([])
     // and the API writes were not held back: each is its own commit in the repository, as are the outside ones
     expect(written).toBeGreaterThan(30)
-    expect(Number(await bare("rev-list", "--count", `--author=${SERVICE_EMAIL}`, "main"))).toBe(written)
+    expect(Number(await bare("rev-list", "--count", `--committer=${SERVICE_EMAIL}`, "main"))).toBe(written)
     expect(Number(await bare("rev-list", "--count", "--author=outside@example.com", "main"))).toBe(OUTSIDE_PUSHES + 1)
     // the branch was left alone most of the time: the service moved it at most once per PUSH_SPACING_MILLIS (an
     // outside push in between lets it push again at once, on top), but for a burst when writing starts and one
     // after a spell in which outside pushes kept winning
-    const moves = (await bare("reflog", "show", "--date=unix", "--format=%ae %gd", "refs/heads/main"))
+    const moves = (await bare("reflog", "show", "--date=unix", "--format=%ce %gd", "refs/heads/main"))
       .split("\n")
       .map((line) => ({ service: line.startsWith(`${SERVICE_EMAIL} `), at: Number(/@\{(\d+)\}/.exec(line)?.[1]) }))
       .reverse()
@@ -218,6 +218,6 @@ describe("an outside pusher beside a busy lab", { timeout: 180_000 }, () => {
 
     expect(pulledAfter, `pulled ${Math.round(pulledAfter)} ms after the webhook (push spacing ${PUSH_SPACING_MILLIS} ms)`).toBeLessThan(PUSH_SPACING_MILLIS / 4)
     if (inTurn < PUSH_SPACING_MILLIS - 500) expect(pending, "writes waiting for the lab's push turn").toBeGreaterThan(0)
-    expect(Number(await bare("rev-list", "--count", `--author=${SERVICE_EMAIL}`, "main"))).toBe(written)
+    expect(Number(await bare("rev-list", "--count", `--committer=${SERVICE_EMAIL}`, "main"))).toBe(written)
   })
 })

@@ -109,7 +109,7 @@ describe.skipIf(DATABASE_URL === undefined || !redisUp)("three replicas on one P
       for (const lab of labs) {
         const remote = bareGit(git.root, `acme/replica-${lab.name}`)
         // every acknowledged write exactly once: one service commit per path written
-        const subjects = (await remote("log", "--format=%ae %s", "main")).split("\n").filter((l) => l.startsWith("lab-service@"))
+        const subjects = (await remote("log", "--format=%ce %s", "main")).split("\n").filter((l) => l.startsWith("lab-service@"))
         const paths = subjects.map((s) => s.replace(/^\S+ \S+ /, "/"))
         expect(paths.length, `${lab.name}: ${subjects.join("; ")}`).toBe(lab.written.size)
         expect(new Set(paths)).toEqual(lab.written)

@@ -73,7 +73,9 @@ describe("sync smoke", () => {
     }, "auto-push")
     await wc.pull()
     expect(await wc.git("show", "HEAD:notes/c.md")).toBe("from api")
-    expect(await wc.git("log", "-1", "--format=%an <%ae>%n%s")).toBe("Lab Service <lab-service@users.noreply.local>\nUpdate notes/c.md")
+    expect(await wc.git("log", "-1", "--format=%cn <%ce>%n%an <%ae>%n%s")).toBe(
+      "Lab Service <lab-service@users.noreply.local>\ninstance operator <admin@users.noreply.local>\nUpdate notes/c.md"
+    )
     void Option.none()
   })
 })

@@ -111,7 +111,7 @@ const crashAt = (hook: "pre-receive" | "post-receive", databaseUrl: string | und
   const after = userOf(third, keys.adminKey)
   const status = await after.pushed(labId, 30_000)
   expect(status.lastError).toBeNull()
-  const log = (await bare("log", "--format=%ae|%s", "main")).split("\n")
+  const log = (await bare("log", "--format=%ce|%s", "main")).split("\n")
   const service = log.filter((line) => line.startsWith(`${SERVICE_EMAIL}|`)).map((line) => line.split("|")[1]).reverse()
   expect(service).toEqual(OPERATIONS.map((op) => `${op.content === null ? "Delete" : "Update"} ${op.path}`))
   expect(await bare("show", "main:X.md")).toBe("x final")

@@ -73,7 +73,7 @@ describe("SIGTERM while a push runs", () => {
       const again = await startServiceProcess(settings)
       try {
         await userOf(again, keys.adminKey).pushed(labId, 120_000)
-        const commits = (await bareGit(git.root, "stop")("log", "--format=%ae %s", "main")).split("\n").filter((l) => l.startsWith("lab-service@"))
+        const commits = (await bareGit(git.root, "stop")("log", "--format=%ce %s", "main")).split("\n").filter((l) => l.startsWith("lab-service@"))
         expect(commits.length).toBe(WRITES)
         expect(new Set(commits).size).toBe(WRITES)
       } finally {
