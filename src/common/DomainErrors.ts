@@ -109,6 +109,13 @@ export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("Upstre
   }
 }
 
+/** 507: the disk is below its reserve; writes are refused until space is freed (reads go on). */
+export class OutOfSpace extends Schema.TaggedError<OutOfSpace>()("OutOfSpace", { reason: Schema.String }) {
+  override get message() {
+    return this.reason
+  }
+}
+
 /** 503: the service cannot take this now (stopping, busy); nothing was done and the request may be sent again. */
 export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", { reason: Schema.String }) {
   override get message() {
@@ -130,6 +137,7 @@ export type DomainError =
   | NotConfigured
   | UpstreamFailed
   | Unavailable
+  | OutOfSpace
 
 const DOMAIN_TAGS: ReadonlySet<string> = new Set<DomainError["_tag"]>([
   "NotFoundInLab",
@@ -144,7 +152,8 @@ const DOMAIN_TAGS: ReadonlySet<string> = new Set<DomainError["_tag"]>([
   "OverQuota",
   "NotConfigured",
   "UpstreamFailed",
-  "Unavailable"
+  "Unavailable",
+  "OutOfSpace"
 ])
 
 export const isDomainError = (u: unknown): u is DomainError =>

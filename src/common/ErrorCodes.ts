@@ -26,5 +26,7 @@ export const errorCodeOf = (error: DomainError): { readonly code: string; readon
       return { code: "bad_gateway", status: 502 }
     case "Unavailable":
       return { code: "service_unavailable", status: 503 }
+    case "OutOfSpace":
+      return { code: "insufficient_storage", status: 507 }
   }
 }

@@ -5,6 +5,7 @@ import {
   BadGateway,
   Conflict,
   Forbidden,
+  InsufficientStorage,
   NotFound,
   PreconditionFailed,
   QuotaExceeded,
@@ -35,7 +36,9 @@ export type AsHttp<E> = E extends D.NotFoundInLab | D.UnknownLab | D.NotKnown
                   ? BadGateway
                   : E extends D.Unavailable
                     ? ServiceUnavailable
-                    : E
+                    : E extends D.OutOfSpace
+                      ? InsufficientStorage
+                      : E
 
 /** The envelope error a domain failure is sent as. */
 export const toApiError = <E extends D.DomainError>(error: E): AsHttp<E> => {
@@ -65,6 +68,8 @@ export const toApiError = <E extends D.DomainError>(error: E): AsHttp<E> => {
         return new BadGateway({ message })
       case "Unavailable":
         return new ServiceUnavailable({ message })
+      case "OutOfSpace":
+        return new InsufficientStorage({ message })
     }
   })()
   // each case builds the error AsHttp<E> names for its tag; TypeScript cannot follow a conditional type through a

@@ -77,6 +77,9 @@ const diskFull = errorResponse(
 /** Methods that change something: refused while the disk is below its reserve (reads go on). */
 const WRITES: ReadonlySet<string> = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
+/** MCP messages: the edge refuses its write tools itself, as tool results, and serves its reads (src/mcp/McpServer.ts). */
+const isMcp = (url: string) => url === "/mcp" || url.startsWith("/mcp?")
+
 /** Revoking a key: a stolen one must be stoppable while the disk is low (the revocation is one small update). */
 const isKeyRevocation = (method: string, url: string) => method === "DELETE" && url.split("?", 1)[0] === "/api/v1/auth/keys"
 
@@ -87,7 +90,7 @@ const isKeyRevocation = (method: string, url: string) => method === "DELETE" && 
  * space) and key revocations.
  */
 const storageRefusal = (disk: DiskSpaceService, method: string, url: string, identified: Identified): Option.Option<string> =>
-  WRITES.has(method) && Either.isRight(identified) && !url.startsWith(WEBHOOKS) && !isKeyRevocation(method, url)
+  WRITES.has(method) && Either.isRight(identified) && !url.startsWith(WEBHOOKS) && !isKeyRevocation(method, url) && !isMcp(url)
     ? disk.writesRefused()
     : Option.none()
 

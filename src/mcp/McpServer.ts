@@ -1,8 +1,9 @@
 import { Effect, Either, Option, Schema } from "effect"
 import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
-import { type DomainError, InvalidField, isDomainError } from "../common/DomainErrors.js"
+import { type DomainError, InvalidField, isDomainError, OutOfSpace } from "../common/DomainErrors.js"
 import { jsonIssue, jsonProblem } from "../common/TextHygiene.js"
 import { Labs } from "../labs/Labs.js"
+import { DiskSpace } from "../status/DiskSpace.js"
 import * as JsonRpc from "./JsonRpc.js"
 import { type McpTool, type Resolve, type Toolset, TOOLSETS, type ToolCall } from "./McpTool.js"
 import { makeResources } from "./Resources.js"
@@ -72,6 +73,7 @@ const invalidParams = (id: JsonRpc.RequestId, message: string): Answer => ({
  */
 export const makeMcpServer = Effect.gen(function* () {
   const labs = yield* Labs
+  const disk = yield* DiskSpace
   const tools: ReadonlyArray<McpTool> = (yield* Effect.all([
     fileTools,
     syncTools,
@@ -126,6 +128,9 @@ export const makeMcpServer = Effect.gen(function* () {
         // the text rules every REST body meets (no NUL, no lone surrogate, bounded depth), as a tool error naming the field
         const hostile = jsonIssue(args ?? {})
         if (hostile !== undefined) return Effect.succeed({ _tag: "Result", value: toolFailure(new InvalidField(hostile)) })
+        // below the disk's reserve a write is refused, as REST refuses it before routing; reads go on
+        const noRoom = tool.access === "write" ? disk.writesRefused() : Option.none()
+        if (Option.isSome(noRoom)) return Effect.succeed({ _tag: "Result", value: toolFailure(new OutOfSpace({ reason: noRoom.value })) })
         return tool.call(args ?? {}, resolve(principal)).pipe(
           Effect.provideService(CurrentPrincipal, principal),
           Effect.map(toolSuccess),

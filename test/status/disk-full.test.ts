@@ -112,6 +112,14 @@ describe.skipIf(!canMountTmpfs())("a full disk under DATA_DIR", () => {
           const answer = await call(service, method, path, body)
           expect(answer.status, `${method} ${path}: ${answer.body}`).toBe(507)
         }
+        // over MCP: a write tool is a tool error with the same code, a read tool answers
+        const mcp = (name: string, args: Record<string, unknown>) =>
+          call(service, "POST", "/mcp", { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: { labId, ...args } } })
+        const mcpWrite = await mcp("write_file", { path: "/notes/mcp.md", content: "x" })
+        expect(mcpWrite.status, mcpWrite.body).toBe(200)
+        expect(JSON.parse(mcpWrite.body)).toMatchObject({ result: { isError: true, structuredContent: { error: { code: "insufficient_storage", status: 507 } } } })
+        const mcpRead = await mcp("read_file", { path: "/notes/before.md" })
+        expect(JSON.parse(mcpRead.body)).toMatchObject({ result: { isError: false, structuredContent: { path: "/notes/before.md" } } })
         const read = await call(service, "GET", `/api/v1/files?labId=${labId}&path=/notes/before.md`)
         expect(read.status, read.body).toBe(200)
         expect(read.body).toContain(content.slice(0, 100))
