@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Statement from "@effect/sql/Statement"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Context, Data, Effect, FiberRef, FiberRefs, Option, Schedule } from "effect"
+import { Cause, Context, Data, Effect, Exit, FiberRef, FiberRefs, Option, Schedule } from "effect"
 
 /**
  * A lost database connection (PostgreSQL restarted, a backend terminated, the
@@ -139,6 +139,9 @@ interface Failed<E> {
   readonly mayHaveLanded: boolean
 }
 
+/** A run that lost its connection (or was rolled back) before anything of it could land runs again. */
+const runsAgain = <E>(failed: Failed<E>) => failed.lost && !failed.mayHaveLanded
+
 /**
  * Run `effect` (a request), again while it fails on a lost connection before anything of it could have been saved
  * (`retry: false`: never again, for a request whose input cannot be read twice). A connection still lost at the end
@@ -149,6 +152,8 @@ export const withConnectionRetry = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   options: { readonly retry: boolean } = { retry: true }
 ): Effect.Effect<A, E | DatabaseUnavailable, R> => {
+  // an effect that has already succeeded (a constant answer) uses no connection: nothing to watch or retry
+  if (Exit.isExit(effect) && Exit.isSuccess(effect)) return effect
   const attempt = Effect.suspend(() => {
     const ledger: WriteLedger = { mayHaveLanded: false }
     return effect.pipe(
@@ -160,7 +165,21 @@ export const withConnectionRetry = <A, E, R>(
       )
     )
   })
-  const retried = options.retry ? Effect.retry(attempt, { schedule: RETRIES, while: (f) => f.lost && !f.mayHaveLanded }) : attempt
+  // Effect.retry builds its schedule's driver and context on every run; built here only once a run failed, the
+  // first failure handed to it as its first attempt's, so the delays and the count are retry's own
+  const retried = options.retry
+    ? Effect.catchAll(attempt, (first) => {
+        if (!runsAgain(first)) return Effect.fail(first)
+        let pending: Option.Option<Failed<E>> = Option.some(first)
+        const again = Effect.suspend(() => {
+          if (Option.isNone(pending)) return attempt
+          const failed = pending.value
+          pending = Option.none()
+          return Effect.fail(failed)
+        })
+        return Effect.retry(again, { schedule: RETRIES, while: runsAgain })
+      })
+    : attempt
   return retried.pipe(
     Effect.catchAll((f): Effect.Effect<never, E | DatabaseUnavailable> =>
       (f.lost || f.busy) && !Cause.isInterruptedOnly(f.cause)
