@@ -55,14 +55,16 @@ export const withFields = <Output>(logger: Logger.Logger<unknown, Output>) =>
     return { ...options, message: message[0], annotations }
   })
 
+// colours apply only to values it inspects, never to a line (a string): without them it does not look up the
+// terminal's colour settings on every call
+const plainConsole = new NodeConsole({ stdout: process.stdout, stderr: process.stderr, colorMode: false })
+
 /**
  * The global console's methods also report each call to node's inspector, which keeps the message with a stack trace
  * captured on the spot: deep in a request's fiber, that costs more than formatting the line. Lines for Effect's
  * default console are written by a console of their own on the same streams, which only writes; a console provided
  * in its place (a test's) gets them as before.
  */
-const plainConsole = new NodeConsole({ stdout: process.stdout, stderr: process.stderr })
-
 const withPlainConsoleLog = (logger: Logger.Logger<unknown, string>) =>
   Logger.make<unknown, void>((options) => {
     const line = logger.log(options)
