@@ -1,4 +1,5 @@
-import { Config, ConfigError, Either, HashMap, Layer, Logger, LogLevel, Predicate } from "effect"
+import { Config, ConfigError, Console, Context, DefaultServices, Either, FiberRefs, HashMap, Layer, Logger, LogLevel, Predicate } from "effect"
+import { Console as NodeConsole } from "node:console"
 
 /**
  * LOG_FORMAT: `json` (one object a line: what a log shipper reads), `pretty` (for a person at a terminal) or
@@ -54,7 +55,25 @@ export const withFields = <Output>(logger: Logger.Logger<unknown, Output>) =>
     return { ...options, message: message[0], annotations }
   })
 
-const toConsole = (logger: Logger.Logger<unknown, string>) => Logger.withConsoleLog(withFields(logger))
+// colours apply only to values it inspects, never to a line (a string): without them it does not look up the
+// terminal's colour settings on every call
+const plainConsole = new NodeConsole({ stdout: process.stdout, stderr: process.stderr, colorMode: false })
+
+/**
+ * The global console's methods also report each call to node's inspector, which keeps the message with a stack trace
+ * captured on the spot: deep in a request's fiber, that costs more than formatting the line. Lines for Effect's
+ * default console are written by a console of their own on the same streams, which only writes; a console provided
+ * in its place (a test's) gets them as before.
+ */
+const withPlainConsoleLog = (logger: Logger.Logger<unknown, string>) =>
+  Logger.make<unknown, void>((options) => {
+    const line = logger.log(options)
+    const service = Context.get(FiberRefs.getOrDefault(options.context, DefaultServices.currentServices), Console.Console)
+    if (service.unsafe === globalThis.console) plainConsole.log(line)
+    else service.unsafe.log(line)
+  })
+
+const toConsole = (logger: Logger.Logger<unknown, string>) => withPlainConsoleLog(withFields(logger))
 
 const formats = {
   json: Logger.replace(Logger.defaultLogger, toConsole(Logger.jsonLogger)),

@@ -14,7 +14,8 @@
  * uses a fresh schema of its own (dropped at the end) and is skipped when the
  * server is unreachable. Knobs: BENCH_SECONDS (measured seconds per point, 8),
  * BENCH_WARMUP_SECONDS (3), BENCH_CPU_PROF=<dir> (run the service under
- * node --cpu-prof, profiles written under it in service-<db>/ when it stops), BENCH_DBS and
+ * node --cpu-prof, profiles written under it in service-<db>/ when it stops, and the reference's in
+ * reference-<db>/), BENCH_DBS and
  * BENCH_SERVERS (comma lists to run only some points, e.g. BENCH_DBS=postgresql
  * BENCH_SERVERS=service while iterating; the verdicts need both servers; the
  * bare server still starts, to check that its first page is the service's).
@@ -390,7 +391,12 @@ const startReference = async (root: string, db: Db, workDir: string, adminKey: s
     RATE_LIMIT_ADMIN_PER_DAY: HUGE_LIMIT,
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {})
   }
-  const server = spawnServer("reference", startCommand(root).entry, env, await freePort(), join(workDir, `reference-${db}.log`), root)
+  // profiled like the service when BENCH_CPU_PROF is set, in reference-<db>/, so the two profiles can be compared
+  const profileDir = CPU_PROF_DIR ? join(CPU_PROF_DIR, `reference-${db}`) : undefined
+  if (profileDir) mkdirSync(profileDir, { recursive: true })
+  const profileArgs = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []
+  const entry = [...profileArgs, ...startCommand(root).entry]
+  const server = spawnServer("reference", entry, env, await freePort(), join(workDir, `reference-${db}.log`), root)
   await waitReady(server)
   const labId = await seed(server, adminKey)
   console.log(`[${db}] reference (${root}) ready and seeded`)

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Statement from "@effect/sql/Statement"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Context, Data, Effect, FiberRef, FiberRefs, Option, Schedule } from "effect"
+import { Cause, Context, Data, Effect, Exit, FiberRef, FiberRefs, Option, Schedule } from "effect"
 
 /**
  * A lost database connection (PostgreSQL restarted, a backend terminated, the
@@ -78,7 +78,12 @@ interface WriteLedger {
   mayHaveLanded: boolean
 }
 
-const CurrentLedger = FiberRef.unsafeMake<Option.Option<WriteLedger>>(Option.none())
+/**
+ * The current run's ledger; `undefined`: none (work not counted, or outside a request). Not an Option: setting a
+ * FiberRef compares the new value with the old, and comparing two Options hashes the ledgers inside, which gives each
+ * new ledger an identity hash kept in a global WeakMap, on every request.
+ */
+const CurrentLedger = FiberRef.unsafeMake<WriteLedger | undefined>(undefined)
 
 const inTransaction = (refs: FiberRefs.FiberRefs) =>
   Context.getOption(FiberRefs.getOrDefault(refs, FiberRef.currentContext), SqlClient.TransactionConnection)._tag === "Some"
@@ -95,11 +100,14 @@ const onlyReads = (statement: Statement.Statement<unknown>) => {
  */
 const noteAutocommitWrites: Statement.Statement.Transformer = (statement, _sql, refs) => {
   const ledger = FiberRefs.getOrDefault(refs, CurrentLedger)
-  if (Option.isSome(ledger) && !ledger.value.mayHaveLanded && !onlyReads(statement) && !inTransaction(refs)) {
-    ledger.value.mayHaveLanded = true
+  if (ledger !== undefined && !ledger.mayHaveLanded && !onlyReads(statement) && !inTransaction(refs)) {
+    ledger.mayHaveLanded = true
   }
   return Effect.succeed(statement)
 }
+
+/** The transformer as the FiberRef holds it, made once: an Option keeps its hash, computed when it is first compared. */
+const NOTING_WRITES = Option.some(noteAutocommitWrites)
 
 /**
  * The service's own bookkeeping (a key's `last_used_at`, a JWT user's `last_seen_at`): written, but not part of
@@ -107,7 +115,7 @@ const noteAutocommitWrites: Statement.Statement.Transformer = (statement, _sql, 
  * still a read: it runs again, and its 503 says nothing was changed. Only for idempotent writes, landed or not.
  */
 export const notCounted = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.locally(effect, CurrentLedger, Option.none())
+  Effect.locally(effect, CurrentLedger, undefined)
 
 /**
  * The SqlClient with its transactions noted in the current ledger: one whose body succeeded may have landed from
@@ -119,9 +127,9 @@ export const trackingWrites = (client: SqlClient.SqlClient): SqlClient.SqlClient
       Option.isSome(outer)
         ? client.withTransaction(effect)
         : Effect.flatMap(FiberRef.get(CurrentLedger), (ledger) =>
-            Option.isNone(ledger)
+            ledger === undefined
               ? client.withTransaction(effect)
-              : client.withTransaction(Effect.tap(effect, () => Effect.sync(() => (ledger.value.mayHaveLanded = true))))
+              : client.withTransaction(Effect.tap(effect, () => Effect.sync(() => (ledger.mayHaveLanded = true))))
           )
     )
   return new Proxy(client, {
@@ -139,6 +147,9 @@ interface Failed<E> {
   readonly mayHaveLanded: boolean
 }
 
+/** A run that lost its connection (or was rolled back) before anything of it could land runs again. */
+const runsAgain = <E>(failed: Failed<E>) => failed.lost && !failed.mayHaveLanded
+
 /**
  * Run `effect` (a request), again while it fails on a lost connection before anything of it could have been saved
  * (`retry: false`: never again, for a request whose input cannot be read twice). A connection still lost at the end
@@ -149,18 +160,34 @@ export const withConnectionRetry = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
   options: { readonly retry: boolean } = { retry: true }
 ): Effect.Effect<A, E | DatabaseUnavailable, R> => {
+  // an effect that has already succeeded (a constant answer) uses no connection: nothing to watch or retry
+  if (Exit.isExit(effect) && Exit.isSuccess(effect)) return effect
   const attempt = Effect.suspend(() => {
     const ledger: WriteLedger = { mayHaveLanded: false }
     return effect.pipe(
-      Effect.locally(CurrentLedger, Option.some(ledger)),
-      Effect.locally(Statement.currentTransformer, Option.some(noteAutocommitWrites)),
+      Effect.locally(CurrentLedger, ledger),
+      Effect.locally(Statement.currentTransformer, NOTING_WRITES),
       Effect.sandbox,
       Effect.mapError(
         (cause): Failed<E> => ({ cause, lost: causeIsRetryable(cause), busy: causeHas(cause, isPoolBusy), mayHaveLanded: ledger.mayHaveLanded })
       )
     )
   })
-  const retried = options.retry ? Effect.retry(attempt, { schedule: RETRIES, while: (f) => f.lost && !f.mayHaveLanded }) : attempt
+  // Effect.retry builds its schedule's driver and context on every run; built here only once a run failed, the
+  // first failure handed to it as its first attempt's, so the delays and the count are retry's own
+  const retried = options.retry
+    ? Effect.catchAll(attempt, (first) => {
+        if (!runsAgain(first)) return Effect.fail(first)
+        let pending: Option.Option<Failed<E>> = Option.some(first)
+        const again = Effect.suspend(() => {
+          if (Option.isNone(pending)) return attempt
+          const failed = pending.value
+          pending = Option.none()
+          return Effect.fail(failed)
+        })
+        return Effect.retry(again, { schedule: RETRIES, while: runsAgain })
+      })
+    : attempt
   return retried.pipe(
     Effect.catchAll((f): Effect.Effect<never, E | DatabaseUnavailable> =>
       (f.lost || f.busy) && !Cause.isInterruptedOnly(f.cause)
