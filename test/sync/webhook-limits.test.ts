@@ -349,7 +349,10 @@ describe("a burst of unsigned 3 MB deliveries", () => {
     expect(grownMiB).toBeLessThan(200)
     expect(median(busy)).toBeLessThan(Math.max(100, 5 * median(quiet)))
     expect(percentile(busy, 0.9)).toBeLessThan(1_000)
-    // none was read past the limit, none was parsed: oversized (413), or throttled once 10 had failed (429)
-    for (const status of statuses) expect([413, 429]).toContain(status)
+    // none was read past the limit, none was parsed: oversized (413), or throttled once 10 had failed (429). A sender
+    // still writing when the server answered and closed may see the connection reset instead of the answer (0): also
+    // refused, and rare (node closes a connection whose body it does not read)
+    for (const status of statuses) expect([413, 429, 0]).toContain(status)
+    expect(statuses.filter((s) => s === 0).length, JSON.stringify(statuses)).toBeLessThanOrEqual(3)
   })
 })
