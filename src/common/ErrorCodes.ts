@@ -1,7 +1,21 @@
 import type { DomainError } from "./DomainErrors.js"
 
+/** The envelope codes a domain failure can have. */
+export type DomainErrorCode =
+  | "not_found"
+  | "validation_error"
+  | "conflict"
+  | "unauthorized"
+  | "forbidden"
+  | "rate_limited"
+  | "quota_exceeded"
+  | "precondition_failed"
+  | "bad_gateway"
+  | "service_unavailable"
+  | "insufficient_storage"
+
 /** The envelope's `code` and `status` of each domain failure: what every edge tells a client (spec 2.3). */
-export const errorCodeOf = (error: DomainError): { readonly code: string; readonly status: number } => {
+export const errorCodeOf = (error: DomainError): { readonly code: DomainErrorCode; readonly status: number } => {
   switch (error._tag) {
     case "NotFoundInLab":
     case "UnknownLab":

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import type * as D from "../common/DomainErrors.js"
 import { isDomainError } from "../common/DomainErrors.js"
+import { type DomainErrorCode, errorCodeOf } from "../common/ErrorCodes.js"
 import {
   BadGateway,
   Conflict,
@@ -40,42 +41,26 @@ export type AsHttp<E> = E extends D.NotFoundInLab | D.UnknownLab | D.NotKnown
                       ? InsufficientStorage
                       : E
 
-/** The envelope error a domain failure is sent as. */
-export const toApiError = <E extends D.DomainError>(error: E): AsHttp<E> => {
-  const message = error.message
-  const mapped = (() => {
-    switch (error._tag) {
-      case "NotFoundInLab":
-      case "UnknownLab":
-      case "NotKnown":
-        return new NotFound({ message })
-      case "InvalidField":
-        return new ValidationError({ message })
-      case "StateConflict":
-      case "TransitionRefused":
-        return new Conflict({ message })
-      case "NotAuthenticated":
-        return new Unauthorized({ message })
-      case "AccessDenied":
-        return new Forbidden({ message })
-      case "OverRateLimit":
-        return new RateLimited({ message })
-      case "OverQuota":
-        return new QuotaExceeded({ message })
-      case "NotConfigured":
-        return new PreconditionFailed({ message })
-      case "UpstreamFailed":
-        return new BadGateway({ message })
-      case "Unavailable":
-        return new ServiceUnavailable({ message })
-      case "OutOfSpace":
-        return new InsufficientStorage({ message })
-    }
-  })()
-  // each case builds the error AsHttp<E> names for its tag; TypeScript cannot follow a conditional type through a
-  // switch, hence the one cast
-  return mapped as AsHttp<E>
+/** The envelope error class of each code a domain failure has (src/common/ErrorCodes.ts names the code). */
+const BY_CODE: Record<DomainErrorCode, new (fields: { readonly message: string }) => AsHttp<D.DomainError>> = {
+  not_found: NotFound,
+  validation_error: ValidationError,
+  conflict: Conflict,
+  unauthorized: Unauthorized,
+  forbidden: Forbidden,
+  rate_limited: RateLimited,
+  quota_exceeded: QuotaExceeded,
+  precondition_failed: PreconditionFailed,
+  bad_gateway: BadGateway,
+  service_unavailable: ServiceUnavailable,
+  insufficient_storage: InsufficientStorage
 }
+
+/** The envelope error a domain failure is sent as. */
+export const toApiError = <E extends D.DomainError>(error: E): AsHttp<E> =>
+  // the class of the error's code is the one AsHttp<E> names for its tag; TypeScript cannot follow a conditional type
+  // through a lookup, hence the one cast
+  new BY_CODE[errorCodeOf(error).code]({ message: error.message }) as AsHttp<E>
 
 /** At the HTTP edge: domain failures become envelope errors, the others pass as they are. */
 export const domainErrorsAsHttp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, AsHttp<E>, R> =>
