@@ -1,7 +1,9 @@
 import { Effect, Either, Option, Schema } from "effect"
 import { type Principal, labSlugs } from "../auth/Principal.js"
 import { type DomainError, InvalidField, NotKnown } from "../common/DomainErrors.js"
+import { problemWith } from "../common/TextHygiene.js"
 import { cursorFromString } from "../db/Paging.js"
+import { ExistingFilePath } from "../files/File.js"
 import { Files } from "../files/Files.js"
 import { Labs } from "../labs/Labs.js"
 
@@ -21,6 +23,8 @@ const parseUri = (uri: string): Option.Option<{ readonly slug: string; readonly 
     return Option.none()
   }
 }
+
+const decodePath = Schema.decodeUnknownEither(ExistingFilePath)
 
 const mimeOf = (path: string) => (/\.(md|markdown)$/i.test(path) ? "text/markdown" : "text/plain")
 
@@ -61,8 +65,16 @@ export const makeResources = Effect.gen(function* () {
   const read = (principal: Principal, uri: string): Effect.Effect<{ contents: ReadonlyArray<unknown> }, DomainError> =>
     Option.match(parseUri(uri), {
       onNone: () => Effect.fail(new InvalidField({ field: "uri", problem: `is not a lab file resource (${FILE_TEMPLATE})` })),
-      onSome: ({ slug, path }) =>
+      onSome: ({ slug, path: raw }) =>
         Effect.gen(function* () {
+          // the decoded path meets the rules REST's `path` meets (a %00 or a lone surrogate decodes past the text check)
+          const path = yield* Either.match(decodePath(raw), {
+            onLeft: () => Effect.fail(new InvalidField({ field: "uri", problem: "does not name a file path this service stores" })),
+            onRight: (p) => {
+              const problem = problemWith(p)
+              return problem === undefined ? Effect.succeed(p) : Effect.fail(new InvalidField({ field: "uri", problem }))
+            }
+          })
           const lab = yield* labs.accessAs(principal, slug, "read")
           const file = yield* Effect.catchTag(files.read(lab.id, path), "NotFoundInLab", () =>
             Effect.fail(new NotKnown({ reason: `no file ${path} in lab ${slug}` }))

@@ -204,7 +204,10 @@ describe("the MCP endpoint with the official SDK", () => {
       ["[]", -32600],
       ['{"jsonrpc":"1.0","id":1,"method":"ping"}', -32600],
       ['{"jsonrpc":"2.0","id":1,"method":"nope"}', -32601],
-      ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}', -32602]
+      ['{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{}}}', -32602],
+      // percent-decoding past the text rules: a NUL or a lone surrogate in the path
+      [`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"lab://${fx.lab.slug}/files/a%00b.md"}}`, -32602],
+      [`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"lab://${fx.lab.slug}/files/a%ED%A0%80.md"}}`, -32602]
     ]
     for (const [body, code] of cases) {
       const response = await post(body)
