@@ -112,9 +112,26 @@ const fuzz = (name: string, databaseUrl: string | undefined) =>
             .map((m) => JSON.stringify({ jsonrpc: "2.0", ...m }))
         )
       })
+      // a resource URI whose path percent-decodes to anything: bytes that are not UTF-8, NUL, lone surrogates
+      const percentEncoded = fc
+        .array(
+          fc.oneof(
+            fc.constantFrom("%00", "%ED%A0%80", "%2F..%2F", "%C3%A9", "%FF", "%"),
+            fc.uint8Array({ minLength: 1, maxLength: 3 }).map((bytes) => [...bytes].map((b) => `%${b.toString(16).padStart(2, "0")}`).join("")),
+            fc.stringMatching(/^[a-z0-9.]{1,4}$/)
+          ),
+          { minLength: 1, maxLength: 5 }
+        )
+        .map((parts) => parts.join(""))
+      const resourceRead = fc.record({
+        token,
+        body: fc
+          .tuple(fc.constantFrom(fx.lab.slug, fx.other.slug), percentEncoded)
+          .map(([slug, path]) => JSON.stringify({ jsonrpc: "2.0", id: 3, method: "resources/read", params: { uri: `lab://${slug}/files/${path}` } }))
+      })
       // every tool a few times first, so none is left to chance; then random calls and messages
       for (const tool of tools) for (const call of fc.sample(toolCall.filter((c) => c.body.includes(`"${tool.name}"`)), { numRuns: 3, seed: SEED })) await check(fx, call)
-      await fc.assert(fc.asyncProperty(fc.oneof(toolCall, toolCall, message), (call) => check(fx, call)), { numRuns: RUNS, seed: SEED, endOnFailure: true })
+      await fc.assert(fc.asyncProperty(fc.oneof(toolCall, toolCall, message, resourceRead), (call) => check(fx, call)), { numRuns: RUNS, seed: SEED, endOnFailure: true })
     })
   })
 
