@@ -25,6 +25,16 @@ export const printable = (name: string): string => {
   return escaped.length > MAX_SHOWN ? `${escaped.slice(0, MAX_SHOWN)}…` : escaped
 }
 
+const ACTUAL = ", actual "
+const MAX_MESSAGE = 400
+
+/** A schema's message about a client's value, with the value it quotes cut: a 1 MB string is not sent back. */
+export const shownIssue = (message: string): string => {
+  const at = message.indexOf(ACTUAL)
+  const end = at < 0 ? MAX_MESSAGE : at + ACTUAL.length + MAX_SHOWN
+  return message.length > end ? `${message.slice(0, end)}… (cut, ${message.length - end} more characters)` : message
+}
+
 const fieldOf = (path: ReadonlyArray<string | number>): string => {
   if (path.length === 0) return "body"
   const joined = path.map((p) => (typeof p === "number" ? String(p) : printable(p))).join(".")

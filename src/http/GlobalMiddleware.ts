@@ -19,6 +19,7 @@ import type { RouteTable } from "./RouteTable.js"
 import { bodyLimitFor, bodyTooLarge, MAX_BODY_BYTES, WEBHOOK_PATH } from "./BodyLimit.js"
 import { makeInputCheck } from "./InputCheck.js"
 import { observed } from "./RequestLog.js"
+import { shownIssue } from "../common/TextHygiene.js"
 
 /**
  * Repeated slashes in the path mean one (`/api//v1/tasks`); the query is left as sent (`labId=a//b` is not `a/b`). The
@@ -103,7 +104,8 @@ const decodeMessage = (error: HttpApiError.HttpApiDecodeError): string => {
     const field = issue.path.map(String).join(".")
     if (issue.message === "is missing") return `${field} is required`
     if (issue._tag === "Unexpected" && field) return `${field} is not a known field`
-    return field ? `${field}: ${issue.message}` : issue.message
+    const message = shownIssue(issue.message)
+    return field ? `${field}: ${message}` : message
   })
   return parts.length > 0 ? parts.join("; ") : error.message
 }

@@ -5,6 +5,7 @@ import { type DomainError, InvalidField } from "../common/DomainErrors.js"
 import { LabRef } from "../common/Schemas.js"
 import { DEFAULT_LIMIT, MAX_LIMIT, PageParams } from "../db/Paging.js"
 import type { CheckedLab, LabId } from "../labs/LabId.js"
+import { shownIssue } from "../common/TextHygiene.js"
 
 /** The groups a client may pick with `?toolsets=` (default: all). */
 export const TOOLSETS = ["files", "sync", "search", "tasks", "experiments", "knowledge", "memory", "papers", "datasets", "chats"] as const
@@ -51,7 +52,7 @@ const fieldProblem = (error: ParseResult.ParseError): InvalidField => {
   if (issue === undefined) return new InvalidField({ field, problem: "does not fit the tool's input schema" })
   if (issue.message === "is missing") return new InvalidField({ field, problem: "is required" })
   if (issue._tag === "Unexpected") return new InvalidField({ field, problem: "is not a known field" })
-  return new InvalidField({ field, problem: issue.message })
+  return new InvalidField({ field, problem: shownIssue(issue.message) })
 }
 
 /** `limit` and `cursor` as REST lists take them, in JSON (a number, not a query string). */

@@ -73,6 +73,13 @@ describe("errors", () => {
     expect(await expectError(badSlug, 422, "validation_error")).toMatch(/slug/)
   })
 
+  it("quotes a long invalid value cut, not whole", async () => {
+    const long = await server.request("POST", "/api/v1/labs", { token: server.adminKey, json: { slug: "long-plan", name: "x", plan: "p".repeat(200_000) } })
+    const message = await expectError(long, 422, "validation_error")
+    expect(message).toMatch(/^plan: .*actual "p+… \(cut, \d+ more characters\)$/)
+    expect(message.length).toBeLessThan(1_000)
+  })
+
   it("answers a non-JSON body with 415", async () => {
     const response = await server.request("POST", "/api/v1/labs", {
       token: server.adminKey,
