@@ -35,6 +35,8 @@ import { DEFAULT_STOP, drainOnStop, type StopSettings } from "./Stop.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE, WebhookFailureLimit } from "../src/sync/Webhooks.js"
 import * as RateLimitStore from "./RateLimitStore.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
+import * as IdempotencyKeys from "../src/idempotency/IdempotencyKeys.js"
+import { DEFAULT_IDEMPOTENCY, type IdempotencySettings } from "../src/idempotency/IdempotencyKeys.js"
 
 /** Everything an instance needs, resolved: the compositions below take no environment variables. */
 export interface AppSettings {
@@ -54,6 +56,8 @@ export interface AppSettings {
   readonly quotas?: Readonly<Record<Plan, PlanQuotas>>
   /** Failed webhook deliveries an address may make per minute before 429 (default 10). */
   readonly webhookFailuresPerMinute?: number
+  /** Idempotency keys kept per credential and for how long (IDEMPOTENCY_KEYS_MAX); DEFAULT_IDEMPOTENCY when absent. */
+  readonly idempotency?: IdempotencySettings
   readonly publicBaseUrl: URL
   /**
    * Where labs' repositories live: on disk (deployments), in memory (tests), or any Git layer (an embedder's, or a
@@ -115,6 +119,7 @@ export const environment = (settings: AppSettings) => {
     Readiness.Default,
     Layer.succeed(JobSlots, settings.gitSlots ?? DEFAULT_JOB_SLOTS),
     Layer.succeed(WebhookFailureLimit, settings.webhookFailuresPerMinute ?? DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
+    IdempotencyKeys.layer(settings.idempotency ?? DEFAULT_IDEMPOTENCY),
     // where pods run; a cloud provider (see src/pods/PodProvider.ts) would be chosen here
     LocalProcessProvider.layer({ command: settings.pods.command, stopGraceMillis: settings.pods.stopGraceMillis })
   ).pipe(Layer.provideMerge(Layer.merge(database, diskLayer(settings.disk))))

@@ -10,6 +10,7 @@ import { DEFAULT_CONNECTION_LIMITS } from "./ConnectionLimits.js"
 import { DEFAULT_REDIS_RETRY_MILLIS } from "./RedisFallback.js"
 import { DEFAULT_STOP } from "./Stop.js"
 import { DEFAULT_DISK_RESERVE_BYTES } from "./DiskSpaceWatch.js"
+import { DEFAULT_IDEMPOTENCY } from "../src/idempotency/IdempotencyKeys.js"
 
 /**
  * A secret validated as a plain string, then redacted. (Validating after
@@ -185,6 +186,7 @@ export const AppConfig = Config.all({
   quotas,
   gitHosts,
   webhookFailuresPerMinute: positive("WEBHOOK_FAILURES_PER_MINUTE", DEFAULT_WEBHOOK_FAILURES_PER_MINUTE),
+  idempotencyKeysMax: positive("IDEMPOTENCY_KEYS_MAX", DEFAULT_IDEMPOTENCY.maxKeys),
   // issue 21 (ops): how often a Redis known to be away is tried again; request deadlines and connection caps
   redisRetryMillis: positive("RATE_LIMIT_REDIS_RETRY_MS", DEFAULT_REDIS_RETRY_MILLIS),
   connections: Config.all({

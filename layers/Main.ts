@@ -10,6 +10,7 @@ import { freeBytesUnder } from "./DiskSpaceWatch.js"
 import * as StartupMemory from "./StartupMemory.js"
 import * as Tracing from "./Tracing.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
+import { DEFAULT_IDEMPOTENCY } from "../src/idempotency/IdempotencyKeys.js"
 
 /**
  * DATA_DIR holds the keys, the embedded database and the labs' repositories:
@@ -79,6 +80,7 @@ export const MainLive = Layer.unwrapEffect(
       adminLimits: config.adminLimits,
       quotas: config.quotas,
       webhookFailuresPerMinute: config.webhookFailuresPerMinute,
+      idempotency: { ...DEFAULT_IDEMPOTENCY, maxKeys: config.idempotencyKeysMax },
       stop: config.stop,
       disk: { dir: dataDir, reserveBytes: config.diskReserveBytes },
       connections: config.connections,

@@ -12,6 +12,7 @@ import {
   UnsupportedMediaTypeWire,
   ValidationErrorWire
 } from "./http/Errors.js"
+import { declareIdempotencyKey } from "./http/Idempotency.js"
 import { LabsApi } from "./labs/Api.js"
 import { ActivityApi } from "./activity/Api.js"
 import { FilesApi } from "./files/Api.js"
@@ -113,4 +114,4 @@ export class Api extends HttpApi.make("lab-service")
     "REST API for research labs. Every success is {data, meta}; every failure is {error:{code,message,status}}. " +
       "Every path is also served under /v1 as an alias of /api/v1."
   )
-  .annotate(OpenApi.Transform, dropDecodeError) {}
+  .annotate(OpenApi.Transform, (spec) => declareIdempotencyKey(dropDecodeError(spec))) {}

@@ -14,6 +14,7 @@ import { backupChunks } from "./migrations/0013-backup-chunks.js"
 import { searchTextLinear } from "./migrations/0014-search-text-linear.js"
 import { restoreInSteps } from "./migrations/0015-restore-in-steps.js"
 import { outboxAuthor } from "./migrations/0016-outbox-author.js"
+import { idempotencyKeys } from "./migrations/0017-idempotency-keys.js"
 
 export interface Migration {
   readonly id: number
@@ -42,5 +43,6 @@ export const migrations: ReadonlyArray<Migration> = [
   backupChunks,
   searchTextLinear,
   restoreInSteps,
-  outboxAuthor
+  outboxAuthor,
+  idempotencyKeys
 ]

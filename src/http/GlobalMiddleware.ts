@@ -19,6 +19,8 @@ import type { RouteTable } from "./RouteTable.js"
 import { bodyLimitFor, bodyTooLarge, MAX_BODY_BYTES, WEBHOOK_PATH } from "./BodyLimit.js"
 import { makeInputCheck } from "./InputCheck.js"
 import { observed } from "./RequestLog.js"
+import { idempotent } from "./Idempotency.js"
+import { IdempotencyKeys, type IdempotencyKeysService } from "../idempotency/IdempotencyKeys.js"
 import { shownIssue } from "../common/TextHygiene.js"
 
 /**
@@ -200,6 +202,7 @@ interface Incoming {
   /** git hosts deliver webhooks unauthenticated (the signature is checked later): a generous bucket of their own */
   readonly webhook: boolean
   readonly disk: DiskSpaceService
+  readonly keys: IdempotencyKeysService
 }
 
 /** A request once identified and counted: refused over its rate limit or for its body, else routed; headers added. */
@@ -241,10 +244,8 @@ const serve = (incoming: Incoming, identified: Identified, decision: RateDecisio
   )
   // a body cut at the limit fails to decode; whatever the handler said, the answer is 413
   const finish = (response: HttpServerResponse.HttpServerResponse) => answer(bodyTooLarge(original) ? tooLarge(bodyLimit) : response)
-  return Effect.matchCauseEffect(routed, {
-    onFailure: (cause) => Effect.flatMap(toErrorResponse(routes, requestId, disk)(cause), finish),
-    onSuccess: finish
-  })
+  const enveloped = Effect.catchAllCause(routed, toErrorResponse(routes, requestId, disk))
+  return Effect.flatMap(idempotent(incoming.keys, request, identified, enveloped), finish)
 }
 
 /**
@@ -262,6 +263,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
     const rateLimits = yield* RateLimits
     const adminLimits = yield* AdminLimits
     const disk = yield* DiskSpace
+    const keys = yield* IdempotencyKeys
     const inputCheck = makeInputCheck(routes)
 
     const limitsOf = (principal: Principal): Effect.Effect<Limits> =>
@@ -301,7 +303,7 @@ export const makeGlobalMiddleware = (routes: RouteTable) =>
         const url = canonicalUrl(original.url)
         const request = url === original.url ? original : original.modify({ url })
         const webhook = url.startsWith(WEBHOOKS)
-        const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook, disk }
+        const incoming: Incoming = { app, routes, inputCheck, requestId, original, request, url, webhook, disk, keys }
         if (PROBES.has(url)) return probe(incoming)
         const route = routes.templateOf(request.method, url)
         // the request's span (when traces are exported) names the request id the answer and the log carry

@@ -23,7 +23,8 @@ const RELEASED: ReadonlyArray<readonly [id: number, sha256: string]> = [
   [13, "49460475afe238aca87293e97fbc89b4c13ca14dff6b5c81ceb0db3730150dd6"],
   [14, "49f2d055a19f54395c2db8d26c43a211cfe821f16110a4d981ef6d774c82de88"],
   [15, "da8fd627eeb0bedb1d520f200bf9a21ce61b59d268c3d443b0194f73d3d8b5f2"],
-  [16, "76bc29ff8436307fb89f6e89ea41eb2a60945c161e7713320d21cb1c6dbe43b1"]
+  [16, "76bc29ff8436307fb89f6e89ea41eb2a60945c161e7713320d21cb1c6dbe43b1"],
+  [17, "2d6334fd7e6b1cd9a4fc590ddc89609c216d8e0063ca091a6e6d964ff7d74eee"]
 ]
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")

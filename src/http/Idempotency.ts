@@ -1,0 +1,111 @@
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Effect, Either, Exit, Option, Schema } from "effect"
+import type { Principal } from "../auth/Principal.js"
+import type { DomainError } from "../common/DomainErrors.js"
+import type { Identified } from "../common/RequestContext.js"
+import { type Answer, credentialOf, HEADER, IdempotencyKey, type IdempotencyKeysService, type KeyedRequest } from "../idempotency/IdempotencyKeys.js"
+import { toApiError } from "./DomainErrorsHttp.js"
+import { errorBody } from "./Errors.js"
+
+/**
+ * The `Idempotency-Key` step: a POST, PATCH or DELETE with a key runs once per credential and key; its repeats are
+ * answered with the first answer, marked `Idempotent-Replayed: true` (src/idempotency/IdempotencyKeys.ts keeps them).
+ * It wraps the request once its failures are answers, so a kept 404 or 422 is replayed as it was sent.
+ */
+
+const KEYED_METHODS: ReadonlySet<string> = new Set(["POST", "PATCH", "DELETE"])
+const isKey = Schema.is(IdempotencyKey)
+
+const refusal = (error: DomainError) => {
+  const apiError = toApiError(error)
+  const body = errorBody(apiError._tag, apiError.message)
+  return HttpServerResponse.unsafeJson(body, { status: body.error.status })
+}
+
+const replayed = (answer: Answer) =>
+  HttpServerResponse.uint8Array(answer.body, {
+    status: answer.status,
+    ...(answer.contentType === undefined ? {} : { contentType: answer.contentType }),
+    headers: { "idempotent-replayed": "true" }
+  })
+
+/** The answer as it can be kept: the statuses a repeat should see again (not a refusal to retry), with its bytes. */
+const keepable = (response: HttpServerResponse.HttpServerResponse): Option.Option<Answer> => {
+  if (response.status >= 500 || response.status === 429) return Option.none()
+  const body = response.body
+  if (body._tag === "Uint8Array") return Option.some({ status: response.status, contentType: body.contentType, body: body.body })
+  if (body._tag === "Empty") return Option.some({ status: response.status, contentType: undefined, body: new Uint8Array(0) })
+  return Option.none()
+}
+
+const principalOf = (identified: Identified): Option.Option<Principal> =>
+  Either.isRight(identified) ? identified.right : Option.none()
+
+/** `serve` run once per key (or as it is, without a key, for a read, or for a request with no credential). */
+export const idempotent = <R>(
+  keys: IdempotencyKeysService,
+  request: HttpServerRequest.HttpServerRequest,
+  identified: Identified,
+  serve: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> => {
+  const header = request.headers["idempotency-key"]
+  if (header === undefined || !KEYED_METHODS.has(request.method)) return serve
+  const principal = principalOf(identified)
+  // no credential: the request is answered 401 (or is a webhook, which git hosts do not retry this way)
+  if (Option.isNone(principal)) return serve
+  if (!isKey(header)) {
+    return Effect.succeed(
+      HttpServerResponse.unsafeJson(errorBody("ValidationError", `${HEADER}: must be 1 to 255 printable ASCII characters`), { status: 422 })
+    )
+  }
+  return Effect.flatMap(Effect.orElseSucceed(request.text, () => undefined), (body) => {
+    // a body that cannot be read is refused by the route (413, 422): nothing to keep
+    if (body === undefined) return serve
+    const keyed: KeyedRequest = { credential: credentialOf(principal.value), key: header, method: request.method, url: request.url, body }
+    return Effect.matchEffect(keys.claim(keyed), {
+      onFailure: (error) => Effect.succeed(refusal(error)),
+      onSuccess: (claim) =>
+        claim._tag === "Replay"
+          ? Effect.succeed(replayed(claim.answer))
+          : Effect.onExit(serve, (exit) => {
+              const answer = Exit.isSuccess(exit) ? keepable(exit.value) : Option.none()
+              return Option.match(answer, { onNone: () => keys.forget(keyed), onSome: (kept) => keys.keep(keyed, kept) })
+            })
+    })
+  })
+}
+
+const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
+
+/** The OpenAPI document's POST, PATCH and DELETE operations (webhook deliveries aside) take the header. */
+export const declareIdempotencyKey = (spec: Record<string, unknown>): Record<string, unknown> => {
+  const paths = spec["paths"]
+  if (!isRecord(paths)) return spec
+  for (const [path, item] of Object.entries(paths)) {
+    if (!isRecord(item) || path.startsWith("/api/webhooks")) continue
+    for (const method of ["post", "patch", "delete"]) {
+      const operation = item[method]
+      if (!isRecord(operation)) continue
+      const parameters = Array.isArray(operation["parameters"]) ? operation["parameters"] : []
+      operation["parameters"] = [...parameters, { $ref: "#/components/parameters/IdempotencyKey" }]
+    }
+  }
+  const components = isRecord(spec["components"]) ? spec["components"] : {}
+  const declared = isRecord(components["parameters"]) ? components["parameters"] : {}
+  components["parameters"] = {
+    ...declared,
+    IdempotencyKey: {
+      name: HEADER,
+      in: "header",
+      required: false,
+      description:
+        "Makes a retry safe: the first request with a key is done and its answer kept for 24 hours, per credential; a " +
+        "repeat with the same key, method, path and body gets that answer again (header Idempotent-Replayed: true) " +
+        "without doing the work twice. The same key with another request is 422; while the first still runs, 409.",
+      schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]{1,255}$" }
+    }
+  }
+  spec["components"] = components
+  return spec
+}
