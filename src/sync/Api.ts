@@ -83,4 +83,15 @@ export class WebhooksApi extends HttpApiGroup.make("webhooks")
       .addError(UnauthorizedWire)
       .addError(NotFoundWire)
       .addError(PreconditionFailedWire)
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Receive a git host's push webhook",
+          description:
+            "Called by the git host (github, gitlab, gitea, forgejo, bitbucket), not by clients: authenticated by the signature made with the secret from POST /api/v1/sync/secret, not a bearer token. A push to the default branch queues a pull (202); a ping, another branch or event, or a repeated delivery is 200. 412 for an unsigned delivery, 401 for a signature no secret matches."
+        })
+      )
+  )
+  .annotate(
+    OpenApi.Description,
+    "The receiver of git hosts' push webhooks (spec 6.1), outside /api/v1."
   ) {}
