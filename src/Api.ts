@@ -113,4 +113,7 @@ export class Api extends HttpApi.make("lab-service")
     "REST API for research labs. Every success is {data, meta}; every failure is {error:{code,message,status}}. " +
       "Every path is also served under /v1 as an alias of /api/v1."
   )
+  // relative: the origin the document was fetched from, so the docs page and a client reading the document online
+  // reach the server that served it; Docs.ts puts PUBLIC_BASE_URL first when it is configured
+  .annotate(OpenApi.Servers, [{ url: "/", description: "the server this document is served by" }])
   .annotate(OpenApi.Transform, dropDecodeError) {}
