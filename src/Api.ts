@@ -114,6 +114,6 @@ export class Api extends HttpApi.make("lab-service")
       "Every path is also served under /v1 as an alias of /api/v1."
   )
   // relative: the origin the document was fetched from, so the docs page and a client reading the document online
-  // reach the server that served it; Docs.ts puts PUBLIC_BASE_URL first when it is configured
+  // reach the server that served it; src/http/Docs.ts names PUBLIC_BASE_URL instead when it is configured
   .annotate(OpenApi.Servers, [{ url: "/", description: "the server this document is served by" }])
   .annotate(OpenApi.Transform, dropDecodeError) {}

@@ -70,6 +70,19 @@ describe("the OpenAPI document", () => {
     expect(servers.map((s) => s.url)).toEqual(["/"])
   })
 
+  it("lists PUBLIC_BASE_URL as its server when it is configured", async () => {
+    const configured = await startTestServer({ documentServer: new URL("https://labs.example.org/lab-service/") })
+    try {
+      const document: unknown = await (await configured.request("GET", "/api/v1/openapi.json")).json()
+      expect(at(document, "servers", "0")["url"]).toBe("https://labs.example.org/lab-service")
+      expect(problemsOf(document)).toEqual([])
+      // the docs page's "try it" goes there too
+      expect(await (await configured.request("GET", "/docs")).text()).toContain("https://labs.example.org/lab-service")
+    } finally {
+      await configured.close()
+    }
+  }, 60_000)
+
   it("shows the operations' summaries and descriptions on the docs page", async () => {
     const page = await (await server.request("GET", "/docs")).text()
     expect(page).toContain("List tasks")
