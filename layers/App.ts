@@ -13,6 +13,7 @@ import { AdminKey } from "../src/auth/Identity.js"
 import { UsersRepo } from "../src/auth/UsersRepo.js"
 import { SecretBox } from "../src/common/SecretBox.js"
 import { LimitedIncomingMessage } from "../src/http/BodyLimit.js"
+import { DocumentServer } from "../src/http/Docs.js"
 import { ApiLive } from "../src/HttpApp.js"
 import { AdminLimits, type Limits } from "../src/ratelimit/RateLimits.js"
 import type { Plan } from "../src/common/Schemas.js"
@@ -59,6 +60,8 @@ export interface AppSettings {
   /** Idempotency keys kept per credential and for how long (IDEMPOTENCY_KEYS_MAX); DEFAULT_IDEMPOTENCY when absent. */
   readonly idempotency?: IdempotencySettings
   readonly publicBaseUrl: URL
+  /** PUBLIC_BASE_URL when it was configured: the OpenAPI document names it as its server (else the relative "/"). */
+  readonly documentServer?: URL
   /**
    * Where labs' repositories live: on disk (deployments), in memory (tests), or any Git layer (an embedder's, or a
    * test's wrapper that injects faults).
@@ -110,6 +113,7 @@ export const environment = (settings: AppSettings) => {
     jwt,
     gitLayer(settings.git),
     Layer.succeed(PublicBaseUrl, settings.publicBaseUrl),
+    Layer.succeed(DocumentServer, Option.fromNullable(settings.documentServer)),
     Layer.succeed(AuthorizationServers, Option.match(settings.jwt, { onNone: () => [], onSome: (jwt) => [jwt.issuer] })),
     RateLimitStore.layer(settings.redisUrl, settings.redisRetryMillis),
     SecretBox.layer(settings.masterKey),

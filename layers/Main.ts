@@ -86,6 +86,7 @@ export const MainLive = Layer.unwrapEffect(
       connections: config.connections,
       tracing,
       publicBaseUrl,
+      documentServer: Option.getOrUndefined(config.publicBaseUrl),
       git: { kind: "disk", root: join(dataDir, "git"), timeoutMillis: config.gitHosts.timeoutMillis, phases: config.gitHosts.phases, ...config.git },
       gitSlots: config.gitHosts.slots,
       pods: { command: LocalProcessProvider.DEFAULT_COMMAND }

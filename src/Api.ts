@@ -114,4 +114,7 @@ export class Api extends HttpApi.make("lab-service")
     "REST API for research labs. Every success is {data, meta}; every failure is {error:{code,message,status}}. " +
       "Every path is also served under /v1 as an alias of /api/v1."
   )
+  // relative: the origin the document was fetched from, so the docs page and a client reading the document online
+  // reach the server that served it; src/http/Docs.ts names PUBLIC_BASE_URL instead when it is configured
+  .annotate(OpenApi.Servers, [{ url: "/", description: "the server this document is served by" }])
   .annotate(OpenApi.Transform, (spec) => declareIdempotencyKey(dropDecodeError(spec))) {}

@@ -17,11 +17,23 @@ export class ChatsApi extends labResource("chats", {
   detail: ChatDetail,
   create: CreateChat,
   update: UpdateChat,
-  summaries: {
-    list: "The lab's chats, newest first, without their messages (extension)",
-    create: "Open a chat (extension)",
-    get: "One chat with its messages in order (extension)",
-    update: "Set a chat's title or outcome (extension); the outcome is frozen once promoted"
+  docs: {
+    list: {
+      summary: "List chats",
+      description: "Extension. The lab's chats, newest first, filtered by creation time, without their messages: get one chat for those."
+    },
+    create: {
+      summary: "Open a chat",
+      description: "Extension. Starts an empty chat, optionally titled; append messages with POST /api/v1/chats/{id}/messages."
+    },
+    get: {
+      summary: "Get a chat with its messages",
+      description: "Extension. One chat by id, with its messages in the order they were added, its outcome and its promotion, if any."
+    },
+    update: {
+      summary: "Set a chat's title or outcome",
+      description: "Extension. Sets or clears (`null`) the title or the outcome, the chat's conclusion that promotion turns into knowledge or a task. The outcome cannot change once promoted (409)."
+    }
   }
 })
   .add(
@@ -29,17 +41,29 @@ export class ChatsApi extends labResource("chats", {
       .setPath(ChatPath)
       .setPayload(AddMessage)
       .addSuccess(Envelope(ChatMessage), { status: 201 })
-      .annotate(OpenApi.Summary, "Append a message (extension)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Add a message to a chat",
+          description: "Extension. Appends one message (a role and its content) at the end of the chat; messages are kept in order and still arrive after promotion."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("promote", "/chats/:id/promote")
       .setPath(ChatPath)
       .setPayload(PromoteChat)
       .addSuccess(Envelope(PromotionResult), { status: 201 })
-      .annotate(
-        OpenApi.Summary,
-        "Turn the chat's outcome into a knowledge entry or a task, once (409 without an outcome or when promoted already)"
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Promote a chat's outcome",
+          description:
+            "Turns the chat's outcome into a knowledge entry (`as: knowledge`) or a task (`as: task`), titled by `title`, else the chat's title, else the outcome's first line. A chat is promoted once: 409 when it has no outcome or was promoted already (the message names the entry made the first time)."
+        })
       )
   )
   .pipe(labGroup)
-  .addError(ConflictWire) {}
+  .addError(ConflictWire)
+  .annotate(
+    OpenApi.Description,
+    "The orchestrator's chats: messages and a conclusion (outcome), promoted once into a knowledge entry or a task. Promotion is the catalog route; the chat store is an extension."
+  ) {}

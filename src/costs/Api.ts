@@ -11,9 +11,13 @@ export class CostsApi extends HttpApiGroup.make("costs")
     HttpApiEndpoint.get("report", "/costs")
       .setUrlParams(CostQuery)
       .addSuccess(Envelope(CostReport))
-      .annotate(
-        OpenApi.Summary,
-        "The lab's costs by UTC day, currency and category: pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Get the lab's cost report",
+          description:
+            "The lab's costs by UTC day, currency and category between `from` and `to` (default: the last 30 days, at most 366): pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted, with totals per currency. For individual records, use GET /api/v1/experiments/costs."
+        })
       )
   )
-  .pipe(labGroup) {}
+  .pipe(labGroup)
+  .annotate(OpenApi.Description, "What the lab spends: pod uptime and recorded experiment costs, by day, currency and category.") {}

@@ -37,13 +37,13 @@ export const CostPage = Schema.Struct({
   })
 }).annotations({ identifier: "ExperimentCostPage" })
 
-const action = <N extends string>(name: N, verb: string, summary: string) =>
+const action = <N extends string>(name: N, verb: string, summary: string, description: string) =>
   HttpApiEndpoint.post(name, `/experiments/:id/${verb}`)
     .setPath(ExperimentPath)
     .setPayload(ExperimentAction)
     .addSuccess(Envelope(Experiment))
     .addError(ConflictWire)
-    .annotate(OpenApi.Summary, summary)
+    .annotateContext(OpenApi.annotations({ summary, description }))
 
 /**
  * Catalog: GET/POST /experiments, /experiments/templates, /experiments/queues,
@@ -52,34 +52,49 @@ const action = <N extends string>(name: N, verb: string, summary: string) =>
  */
 export class ExperimentsApi extends HttpApiGroup.make("experiments")
   .add(
-    listOf("/experiments", paged(ExperimentListParams.fields), Experiment).annotate(
-      OpenApi.Summary,
-      "The lab's experiments, newest first"
+    listOf("/experiments", paged(ExperimentListParams.fields), Experiment).annotateContext(
+      OpenApi.annotations({
+        summary: "List experiments",
+        description:
+          "The lab's experiments, newest first, filtered by `status`, `queueId`, `podId`, `templateId`, `projectId` and creation time. What waits in a queue: `queueId=…&status=queued`."
+      })
     )
   )
   .add(
-    createIn("/experiments", CreateExperiment, Experiment).annotate(
-      OpenApi.Summary,
-      "Create a draft experiment, from scratch or from a template (templateId)"
+    createIn("/experiments", CreateExperiment, Experiment).annotateContext(
+      OpenApi.annotations({
+        summary: "Create an experiment",
+        description:
+          "Creates a `draft` experiment, from scratch or from a template (`templateId`): the template's name and description unless given, and its defaults with `params` merged over them, checked against its `paramsSchema` (422 naming the param). Run it by enqueueing it with POST /api/v1/experiments/queues."
+      })
     )
   )
   // the static paths first in the document; the router prefers them over /experiments/{id} anyway
   .add(
-    pageOf("listTemplates", "/experiments/templates", paged({ labId: LabRef }), Template).annotate(
-      OpenApi.Summary,
-      "The lab's experiment templates, newest first"
+    pageOf("listTemplates", "/experiments/templates", paged({ labId: LabRef }), Template).annotateContext(
+      OpenApi.annotations({
+        summary: "List experiment templates",
+        description:
+          "The lab's experiment templates, newest first."
+      })
     )
   )
   .add(
-    createAs("createTemplate", "/experiments/templates", CreateTemplate, Template).annotate(
-      OpenApi.Summary,
-      "Create a template: name, description, paramsSchema, defaults"
+    createAs("createTemplate", "/experiments/templates", CreateTemplate, Template).annotateContext(
+      OpenApi.annotations({
+        summary: "Create an experiment template",
+        description:
+          "Creates a reusable template: name, description, a `paramsSchema` (a JSON Schema subset the service enforces on experiments made from it) and `defaults` for their params."
+      })
     )
   )
   .add(
-    pageOf("listQueues", "/experiments/queues", paged({ labId: LabRef }), Queue).annotate(
-      OpenApi.Summary,
-      "The lab's queues with their length and waiting time, newest first"
+    pageOf("listQueues", "/experiments/queues", paged({ labId: LabRef }), Queue).annotateContext(
+      OpenApi.annotations({
+        summary: "List experiment queues",
+        description:
+          "The lab's queues, newest first, each with its length, running experiments, the waiting time of its oldest queued experiment and the one that starts next."
+      })
     )
   )
   .add(
@@ -90,46 +105,108 @@ export class ExperimentsApi extends HttpApiGroup.make("experiments")
         status: 202
       })
       .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "Create a queue ({labId, name}) or enqueue a draft experiment ({labId, queueId, experimentId})")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Create a queue or enqueue an experiment",
+          description:
+            "`{labId, name}` creates a FIFO queue (201; 409 when the name is taken). `{labId, queueId, experimentId}` enqueues a draft experiment (202 with it `queued`; the same again is a no-op, another queue or a non-draft is 409). The scheduler starts queued experiments, first queued first, on the lab's running pods that are free."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("listCosts", "/experiments/costs")
       .setUrlParams(paged(CostListParams.fields))
       .addSuccess(CostPage)
-      .annotate(OpenApi.Summary, "Cost records, newest first, with their totals in meta.totals")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List experiment cost records",
+          description:
+            "Cost records, newest first, filtered by `experimentId`, `category` and `incurredAt`; `meta.totals` sums every record the filters select, over all pages, per currency. For the lab's whole spend by day, pods included, use GET /api/v1/costs."
+        })
+      )
   )
   .add(
-    createAs("createCost", "/experiments/costs", CreateExperimentCost, ExperimentCost).annotate(
-      OpenApi.Summary,
-      "Record a cost of an experiment"
+    createAs("createCost", "/experiments/costs", CreateExperimentCost, ExperimentCost).annotateContext(
+      OpenApi.annotations({
+        summary: "Record an experiment cost",
+        description:
+          "Records money an experiment cost outside its pod (an API bill, storage), with amount, currency, category and source. Pod runtime is recorded by the service itself when a run finishes."
+      })
     )
   )
-  .add(getById("/experiments/:id", ExperimentPath, Experiment).annotate(OpenApi.Summary, "One experiment (extension)"))
+  .add(
+    getById("/experiments/:id", ExperimentPath, Experiment).annotateContext(
+      OpenApi.annotations({
+        summary: "Get an experiment",
+        description:
+          "Extension. One experiment by id: status, params, queue, pod and timings."
+      })
+    )
+  )
   .add(
     updateById("/experiments/:id", ExperimentPath, UpdateExperiment, Experiment)
       .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "Change name, description, hypothesis, projectId, or params until it runs (extension)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Update an experiment",
+          description:
+            "Extension. Changes name, description, hypothesis or project at any time, and `params` only while draft or queued (409 once it runs; checked against its template's schema)."
+        })
+      )
   )
-  .add(action("cancel", "cancel", "draft, queued or running → cancelled (extension)"))
-  .add(action("complete", "complete", "running → completed (extension)"))
-  .add(action("fail", "fail", "running → failed (extension)"))
+  .add(
+    action(
+      "cancel",
+      "cancel",
+      "Cancel an experiment",
+      "Extension. draft, queued or running → cancelled (final), with an optional `reason`. Cancelling a cancelled experiment is a no-op; a completed or failed one is 409."
+    )
+  )
+  .add(
+    action(
+      "complete",
+      "complete",
+      "Mark an experiment completed",
+      "Extension. running → completed (final), with an optional `reason`; the service records its pod runtime as a cost. 409 unless it is running (or completed already: a no-op)."
+    )
+  )
+  .add(
+    action(
+      "fail",
+      "fail",
+      "Mark an experiment failed",
+      "Extension. running → failed (final), with an optional `reason`; the service records its pod runtime as a cost. 409 unless it is running (or failed already: a no-op)."
+    )
+  )
   .add(
     HttpApiEndpoint.post("logMetrics", "/experiments/:id/metrics")
       .setPath(ExperimentPath)
       .setPayload(LogMetrics)
       .addSuccess(Envelope(Schema.Array(MetricPoint)), { status: 201 })
       .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "Append metric points to a running experiment (extension)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Log experiment metrics",
+          description:
+            "Extension. Appends 1–1,000 metric points (`key`, `value`, optional `step` and `timestamp`) to a running experiment (409 otherwise) and answers the stored points."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.get("listMetrics", "/experiments/:id/metrics")
       .setPath(ExperimentPath)
       .setUrlParams(paged({ labId: LabRef, key: Schema.optional(MetricKey) }))
       .addSuccess(ListEnvelope(MetricPoint))
-      .annotate(OpenApi.Summary, "Metric points in the order they were appended, optionally of one key (extension)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List experiment metrics",
+          description:
+            "Extension. The experiment's metric points in the order they were appended (the order for plotting), optionally of one `key`."
+        })
+      )
   )
   .pipe(labGroup)
   .annotate(
     OpenApi.Description,
-    "Experiments (draft → queued → running → completed | failed | cancelled), templates, FIFO queues run on the lab's pods, metrics and cost records."
+    "Experiments (draft → queued → running → completed | failed | cancelled), their templates, the FIFO queues the scheduler runs on the lab's pods, metrics and cost records."
   ) {}

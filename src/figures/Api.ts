@@ -1,3 +1,4 @@
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { labGroup, labResource } from "../http/LabEndpoints.js"
 import { CreateFigure, Figure, FigureId, FigureListParams, UpdateFigure } from "./Figure.js"
@@ -13,12 +14,29 @@ export class FiguresApi extends labResource("figures", {
   item: Figure,
   create: CreateFigure,
   update: UpdateFigure,
-  summaries: {
-    list: "The lab's figures: images and PDFs of the linked repository and registered figures, newest first",
-    create: "Register a figure (a lab path or a URL), for instance one an experiment produced (extension)",
-    get: "One figure (extension)",
-    update: "Change a figure's title, caption or experiment (extension)",
-    delete: "Delete a registered figure; a git figure is deleted in the repository (extension)"
+  docs: {
+    list: {
+      summary: "List figures",
+      description: "The lab's figures, newest first: the images and PDFs of the linked repository (`source: git`, found by each pull) and the figures registered through the API (`source: api`), filtered by `source`, `experimentId` and creation time."
+    },
+    create: {
+      summary: "Register a figure",
+      description: "Extension. Registers a figure at a lab `path` or an http(s) `url`, with a title, an optional caption and the experiment that produced it."
+    },
+    get: {
+      summary: "Get a figure",
+      description: "Extension. One figure by id."
+    },
+    update: {
+      summary: "Update a figure",
+      description: "Extension. Changes the title, caption or experiment of any figure, a git one included (`null` clears caption or experiment)."
+    },
+    delete: {
+      summary: "Delete a figure",
+      description: "Extension. Removes a registered figure. A figure from the linked repository is 409: delete its file in git and the next pull removes it."
+    }
   },
   conflicts: ["delete"]
-}).pipe(labGroup) {}
+})
+  .pipe(labGroup)
+  .annotate(OpenApi.Description, "The lab's figures: images and PDFs of the linked repository, plus figures registered through the API.") {}

@@ -2,7 +2,29 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+
+/**
+ * The server the OpenAPI document names: PUBLIC_BASE_URL when it is configured. Otherwise the document keeps src/Api.ts's
+ * relative "/", the origin it was fetched from: the default PUBLIC_BASE_URL (localhost) is wrong for a reader elsewhere.
+ */
+export class DocumentServer extends Context.Reference<DocumentServer>()("DocumentServer", {
+  defaultValue: (): Option.Option<URL> => Option.none()
+}) {}
+
+/** The contract the document and the docs page are made of, naming the configured server if any. */
+const documented = Effect.gen(function* () {
+  const { api, context } = yield* HttpApi.Api
+  const server = yield* DocumentServer
+  return Option.match(server, {
+    onNone: () => ({ api, context }),
+    onSome: (url) => ({
+      // Redocly refuses a server URL ending in "/" (no-server-trailing-slash); paths start with one
+      api: api.annotate(OpenApi.Servers, [{ url: url.href.replace(/\/+$/, ""), description: "PUBLIC_BASE_URL" }]),
+      context
+    })
+  })
+})
 
 /**
  * The OpenAPI document on GET `path`, made at its first request and kept: `HttpApiBuilder.middlewareOpenApi` makes it
@@ -11,7 +33,7 @@ import { Effect, Layer } from "effect"
 export const openApi = (path: `/${string}`) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
-      const { api } = yield* HttpApi.Api
+      const { api } = yield* documented
       // uninterruptible: a client gone while it is made would otherwise leave the interruption cached
       const document = yield* Effect.cached(
         Effect.uninterruptible(Effect.suspend(() => HttpServerResponse.json(OpenApi.fromApi(api))).pipe(Effect.orDie))
@@ -28,7 +50,7 @@ export const openApi = (path: `/${string}`) =>
 export const page = (path: `/${string}`) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
-      const api = yield* HttpApi.Api
+      const api = yield* documented
       // uninterruptible, as the document above
       const page = yield* Effect.cached(
         Effect.promise(() => import("@effect/platform/HttpApiScalar")).pipe(

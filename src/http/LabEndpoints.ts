@@ -13,7 +13,7 @@ import { PageParams } from "../db/Paging.js"
  * The endpoint shapes every lab resource shares: a page of items, create
  * (201), and one item by its path id (get, update, delete). Each builder
  * returns the HttpApiEndpoint with its literal name, so a group's handlers
- * still typecheck; the caller adds the summary and any route-specific errors.
+ * still typecheck; the caller adds the summary, description and any route-specific errors.
  */
 
 type Path = HttpApiEndpoint.PathSegment
@@ -81,13 +81,19 @@ export const labGroup = <Id extends string, Endpoints extends HttpApiEndpoint.Ht
   group: HttpApiGroup.HttpApiGroup<Id, Endpoints, E, R>
 ) => group.addError(ForbiddenWire).addError(NotFoundWire).middleware(Authentication).prefix("/api/v1")
 
-/** An endpoint with its summary, and 409 declared when `conflict`. */
+/** What the OpenAPI document (and so the docs page and generated clients) says of a route: what it does, when to use it. */
+export interface RouteDoc {
+  readonly summary: string
+  readonly description: string
+}
+
+/** An endpoint with its summary and description, and 409 declared when `conflict`. */
 const described = <N extends string, M extends HttpMethod.HttpMethod, Pa, Ur, Pl, H, S, Er, R, RE>(
   endpoint: HttpApiEndpoint.HttpApiEndpoint<N, M, Pa, Ur, Pl, H, S, Er, R, RE>,
-  summary: string,
+  doc: RouteDoc,
   conflict: boolean
 ): HttpApiEndpoint.HttpApiEndpoint.Any => {
-  const annotated = endpoint.annotate(OpenApi.Summary, summary)
+  const annotated = endpoint.annotateContext(OpenApi.annotations(doc))
   return conflict ? annotated.addError(ConflictWire) : annotated
 }
 
@@ -119,15 +125,15 @@ type WithConflict<E, On extends boolean> = On extends false ? E
 
 /**
  * A lab resource's routes from one table: `list` (GET path), `create` (POST
- * path, 201), `get`, `update` and `delete` (path/:id). A route is made when it
- * has a summary, in that order (create and update need their payload
+ * path, 201), `get`, `update` and `delete` (path/:id). A route is made when `docs`
+ * names it, in that order (create and update need their payload
  * schema); `conflicts` names the routes that also answer 409. List items are
  * `item`; the others answer `detail` (default `item`). Add the group's own
  * routes after it, then `.pipe(labGroup)`.
  */
 export const labResource = <
   const Name extends string,
-  S extends Partial<Record<Route, string>> & { readonly list: string },
+  S extends Partial<Record<Route, RouteDoc>> & { readonly list: RouteDoc },
   Q extends Schema.Schema.Any,
   Item extends Schema.Schema.Any,
   P extends Schema.Schema.Any,
@@ -145,31 +151,31 @@ export const labResource = <
     readonly detail?: Detail
     readonly create?: C
     readonly update?: U
-    readonly summaries: S
+    readonly docs: S
     readonly conflicts?: ReadonlyArray<K>
   }
 ) => {
-  const { path, params, query, item, summaries } = spec
+  const { path, params, query, item, docs } = spec
   const detail = spec.detail ?? item
   const one: Path = `${path}/:${Object.keys(params.fields)[0]}`
   const { create, update } = spec
-  const made: Record<Route, ((summary: string, conflict: boolean) => HttpApiEndpoint.HttpApiEndpoint.Any) | undefined> = {
-    list: (summary, conflict) => described(listOf(path, query, item), summary, conflict),
-    create: create && ((summary, conflict) => described(createIn(path, create, detail), summary, conflict)),
-    get: (summary, conflict) => described(getById(one, params, detail), summary, conflict),
-    update: update && ((summary, conflict) => described(updateById(one, params, update, detail), summary, conflict)),
-    delete: (summary, conflict) => described(deleteById(one, params, detail), summary, conflict)
+  const made: Record<Route, ((doc: RouteDoc, conflict: boolean) => HttpApiEndpoint.HttpApiEndpoint.Any) | undefined> = {
+    list: (doc, conflict) => described(listOf(path, query, item), doc, conflict),
+    create: create && ((doc, conflict) => described(createIn(path, create, detail), doc, conflict)),
+    get: (doc, conflict) => described(getById(one, params, detail), doc, conflict),
+    update: update && ((doc, conflict) => described(updateById(one, params, update, detail), doc, conflict)),
+    delete: (doc, conflict) => described(deleteById(one, params, detail), doc, conflict)
   }
   const routes: ReadonlyArray<Route> = ["list", "create", "get", "update", "delete"]
   let group: HttpApiGroup.HttpApiGroup<Name, HttpApiEndpoint.HttpApiEndpoint.Any, never> = HttpApiGroup.make(name)
   for (const route of routes) {
-    const summary = summaries[route]
+    const doc = docs[route]
     const make = made[route]
-    if (summary === undefined) continue
+    if (doc === undefined) continue
     if (make === undefined) throw new Error(`labResource ${name}: the ${route} route needs its payload schema`)
-    group = group.add(make(summary, spec.conflicts?.some((c) => c === route) ?? false))
+    group = group.add(make(doc, spec.conflicts?.some((c) => c === route) ?? false))
   }
-  // The loop adds exactly the routes named in `summaries`, typed per route above.
+  // The loop adds exactly the routes named in `docs`, typed per route above.
   return group as unknown as HttpApiGroup.HttpApiGroup<
     Name,
     { [R in Route & keyof S]: RouteEndpoint<R, K, Q, Item, Detail, P, C, U> }[Route & keyof S]

@@ -12,6 +12,16 @@ export class MetricsApi extends HttpApiGroup.make("metrics")
     HttpApiEndpoint.get("metrics", "/metrics")
       .addSuccess(HttpApiSchema.Text({ contentType: CONTENT_TYPE }))
       .addError(ForbiddenWire)
-      .annotate(OpenApi.Summary, "This replica's metrics, Prometheus text format (operator only)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Scrape metrics",
+          description:
+            "This replica's metrics in Prometheus's text format (requests, durations, syncs, rate-limit refusals, database pool, memory), for the operator's admin key only: scrape each replica."
+        })
+      )
   )
-  .middleware(Authentication) {}
+  .middleware(Authentication)
+  .annotate(
+    OpenApi.Description,
+    "Prometheus metrics of one replica, for the operator."
+  ) {}

@@ -22,12 +22,27 @@ export class PapersApi extends labResource("papers", {
   item: Paper,
   create: CreatePaper,
   update: UpdatePaper,
-  summaries: {
-    list: "The lab's papers, newest first, filtered by status and creation time",
-    create: "Create a paper (a draft, version 1)",
-    get: "One paper with its publish-loop state and steps (extension)",
-    update: "Change a paper; a change to a published paper starts its next version as a draft (extension)",
-    delete: "Delete a paper that was never published (extension)"
+  docs: {
+    list: {
+      summary: "List papers",
+      description: "The lab's papers, newest first, filtered by `status` and creation time. To find papers by their words, use GET /api/v1/search with `kinds=papers`."
+    },
+    create: {
+      summary: "Create a paper",
+      description: "Creates a paper as a `draft`, version 1, with its title, abstract, authors and the lab files it is made of. Publish it with POST /api/v1/papers/{id}/publish-loop."
+    },
+    get: {
+      summary: "Get a paper",
+      description: "Extension. One paper by id, with its publish loop's state and steps: poll it after starting the loop."
+    },
+    update: {
+      summary: "Update a paper",
+      description: "Extension. Changes title, abstract, authors or files. Changing a published paper starts its next version as a draft (the published one stays under /versions). 409 for a withdrawn paper or while the publish loop runs."
+    },
+    delete: {
+      summary: "Delete a paper",
+      description: "Extension. Removes a paper that was never published, ending any publish loop; a paper with a published version cannot be deleted (409)."
+    }
   },
   conflicts: ["update", "delete"]
 })
@@ -36,7 +51,12 @@ export class PapersApi extends labResource("papers", {
       .setPath(PaperPath)
       .setUrlParams(Schema.Struct({ labId: LabRef, ...PageParams }))
       .addSuccess(ListEnvelope(PaperVersion))
-      .annotate(OpenApi.Summary, "The paper's published versions, frozen, newest first (extension)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "List a paper's published versions",
+          description: "Extension. Every published version of the paper, newest first, frozen as published: its text and the blob id and size of each of its files then."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.post("publishLoop", "/papers/:id/publish-loop")
@@ -45,9 +65,12 @@ export class PapersApi extends labResource("papers", {
       .addSuccess(Envelope(Paper).annotations({ description: "the loop was started, or is running (the same run)" }), { status: 202 })
       .addSuccess(Envelope(Paper).annotations({ description: "the paper is published already: nothing to do" }))
       .addError(ConflictWire)
-      .annotate(
-        OpenApi.Summary,
-        "Start the publish loop: check the paper's files exist in the lab and advance it step by step to published"
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Start a paper's publish loop",
+          description:
+            "Starts a background run that checks the paper's files exist in the lab and moves the paper one status at a time to `published`: 202 with the run (the same run when one is going, so it is safe to repeat), 200 when it is published already, 409 when withdrawn. Follow it with GET /api/v1/papers/{id}; a missing file stops the run with `loop.status: failed`."
+        })
       )
   )
   .add(
@@ -56,6 +79,16 @@ export class PapersApi extends labResource("papers", {
       .setPayload(TransitionPaper)
       .addSuccess(Envelope(Paper))
       .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "Move a paper along its lifecycle by hand: a review decision, a resubmission, a withdrawal (extension)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Change a paper's status",
+          description:
+            "Extension. Moves a paper along its lifecycle by hand (`to`, with an optional `note`): a submission, a review decision, a resubmission, a withdrawal. `published` is reached only through the publish loop; a move the lifecycle forbids is 409 naming the allowed ones."
+        })
+      )
   )
-  .pipe(labGroup) {}
+  .pipe(labGroup)
+  .annotate(
+    OpenApi.Description,
+    "The lab's papers: draft → submitted → in_review → (revision_requested →) accepted → published, or withdrawn; published versions are frozen."
+  ) {}

@@ -19,37 +19,69 @@ const action = <N extends string>(name: N, verb: string) =>
  */
 export class PodsApi extends HttpApiGroup.make("pods")
   .add(
-    listOf("/pods", paged({ labId: LabRef, status: Schema.optional(PodStatus) }), Pod).annotate(
-      OpenApi.Summary,
-      "The lab's pods, newest first"
+    listOf("/pods", paged({ labId: LabRef, status: Schema.optional(PodStatus) }), Pod).annotateContext(
+      OpenApi.annotations({
+        summary: "List pods",
+        description:
+          "The lab's compute pods, newest first, optionally only those in one `status`, each with its desired and actual status."
+      })
     )
   )
-  .add(createIn("/pods", CreatePod, Pod).annotate(OpenApi.Summary, "Extension: create a pod (stopped) in the lab."))
   .add(
-    getById("/pods/:podId", PodPath, Pod).annotate(
-      OpenApi.Summary,
-      "Extension: one pod, with uptime and cost computed from its sessions."
+    createIn("/pods", CreatePod, Pod).annotateContext(
+      OpenApi.annotations({
+        summary: "Create a pod",
+        description:
+          "Extension. Creates a pod of the lab, `stopped`, with its GPU and its `costPerHour` (what its uptime costs). Start it with POST /api/v1/pods/{podId}/start."
+      })
+    )
+  )
+  .add(
+    getById("/pods/:podId", PodPath, Pod).annotateContext(
+      OpenApi.annotations({
+        summary: "Get a pod",
+        description:
+          "Extension. One pod by id, with its uptime and cost computed from its sessions: poll it after start or stop."
+      })
     )
   )
   .add(
     deleteById("/pods/:podId", PodPath, Pod)
       .addError(BadGatewayWire)
       .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "Extension: delete a stopped or failed pod (409 otherwise). Its sessions, and so its costs, stay.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Delete a pod",
+          description:
+            "Extension. Deletes a stopped or failed pod (409 otherwise: stop it first). Its sessions, and so its costs, stay."
+        })
+      )
   )
   .add(
     action("start", "start")
       .addError(QuotaExceededWire)
       .addError(ConflictWire)
-      .annotate(
-        OpenApi.Summary,
-        "202 with `starting` (or `running` when it already runs). Safe to repeat. 403 quota_exceeded past the plan's running pods."
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Start a pod",
+          description:
+            "Asks for the pod to run: 202 with it `starting` (or as it is when it already starts or runs; a stopping pod starts again once stopped). Safe to repeat. 403 `quota_exceeded` when the lab already runs its plan's number of pods."
+        })
       )
   )
   .add(
     action("stop", "stop")
       .addError(ConflictWire)
-      .annotate(OpenApi.Summary, "202 with `stopping` (or `stopped` when it is not running). Safe to repeat.")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Stop a pod",
+          description:
+            "Asks for the pod to stop: 202 with it `stopping` (or as it is when it is stopping or stopped; a failed pod becomes stopped). Safe to repeat. An experiment running on it becomes failed."
+        })
+      )
   )
   .pipe(labGroup)
-  .annotate(OpenApi.Description, "Compute pods with desired and actual status, run through a PodProvider (local processes by default).") {}
+  .annotate(
+    OpenApi.Description,
+    "Compute pods, with a desired and an actual status (stopped → starting → running → stopping → stopped, or failed), run through a PodProvider (local processes by default). Their uptime is what GET /api/v1/costs bills."
+  ) {}

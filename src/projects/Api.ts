@@ -18,12 +18,27 @@ export class ProjectsApi extends labResource("projects", {
   detail: ProjectDetail,
   create: CreateProject,
   update: UpdateProject,
-  summaries: {
-    list: "Projects, newest first, filtered by status, a grouped item and time",
-    create: "Create a project (it starts active)",
-    get: "One project with its items (extension)",
-    update: "Change a project or move it through its lifecycle (extension)",
-    delete: "Delete a project and its membership list; the items themselves stay (extension)"
+  docs: {
+    list: {
+      summary: "List projects",
+      description: "The lab's projects, newest first, filtered by `status`, creation time, or `ref` to find the projects that group a given experiment, paper or task. Items are not included: get one project for them."
+    },
+    create: {
+      summary: "Create a project",
+      description: "Creates a project to group the lab's experiments, papers and tasks; it starts `active`. Add items with POST /api/v1/projects/{id}/items."
+    },
+    get: {
+      summary: "Get a project with its items",
+      description: "Extension. One project by id, with the experiments, papers and tasks it groups."
+    },
+    update: {
+      summary: "Update a project or change its status",
+      description: "Extension. Changes name or description, or moves the project active ⇄ paused → completed → archived (final, read-only). A move the lifecycle forbids, or a change to an archived project, is 409."
+    },
+    delete: {
+      summary: "Delete a project",
+      description: "Extension. Removes the project and its membership list; the experiments, papers and tasks it grouped stay."
+    }
   }
 })
   .add(
@@ -31,14 +46,26 @@ export class ProjectsApi extends labResource("projects", {
       .setPath(ProjectPath)
       .setPayload(AddProjectItem)
       .addSuccess(Envelope(ProjectItem), { status: 201 })
-      .annotate(OpenApi.Summary, "Group an experiment, paper or task in the project (extension)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Add an item to a project",
+          description:
+            "Extension. Groups an experiment, paper or task of the lab in the project, while it is active or paused. 409 when the project already holds that item, holds 500 items, or is completed or archived; 422 when `ref` names nothing of the lab."
+        })
+      )
   )
   .add(
     HttpApiEndpoint.del("removeItem", "/projects/:id/items/:itemId")
       .setPath(Schema.Struct({ id: ProjectId, itemId: Id }))
       .setUrlParams(LabQuery)
       .addSuccess(Envelope(ProjectItem))
-      .annotate(OpenApi.Summary, "Take an item out of the project (extension)")
+      .annotateContext(
+        OpenApi.annotations({
+          summary: "Remove an item from a project",
+          description: "Extension. Takes the item out of the project (the experiment, paper or task itself stays), while the project is active or paused."
+        })
+      )
   )
   .pipe(labGroup)
-  .addError(ConflictWire) {}
+  .addError(ConflictWire)
+  .annotate(OpenApi.Description, "Projects group the lab's experiments, papers and tasks: active ⇄ paused → completed → archived.") {}

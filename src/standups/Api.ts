@@ -1,3 +1,4 @@
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { ConflictWire } from "../http/Errors.js"
 import { labGroup, labResource, paged } from "../http/LabEndpoints.js"
@@ -10,11 +11,21 @@ export class StandupsApi extends labResource("standups", {
   query: paged(StandupQuery.fields),
   item: Standup,
   create: CreateStandup,
-  summaries: {
-    list: "Standups, newest first, filtered by day range and author",
-    create: "Post a standup (409 when the author has one for that day)",
-    get: "One standup (extension)"
+  docs: {
+    list: {
+      summary: "List standups",
+      description: "The lab's standups, newest first, filtered by day range and author."
+    },
+    create: {
+      summary: "Post a standup",
+      description: "Records the day's standup of a member or an agent. One per author and day: 409 when the author has one for that day, or when the authoring agent is retired. Standups are immutable."
+    },
+    get: {
+      summary: "Get a standup",
+      description: "Extension. One standup by id."
+    }
   }
 })
   .pipe(labGroup)
-  .addError(ConflictWire) {}
+  .addError(ConflictWire)
+  .annotate(OpenApi.Description, "Daily standups of the lab's members and agents: one per author and day, immutable.") {}
