@@ -6,12 +6,15 @@
  */
 import { Schema } from "effect"
 
+const Parameter = Schema.Struct({ name: Schema.String, in: Schema.String })
+const ParameterRef = Schema.Struct({ $ref: Schema.String })
+
 const Operation = Schema.Struct({
   operationId: Schema.optional(Schema.String),
   summary: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
   tags: Schema.optional(Schema.Array(Schema.String)),
-  parameters: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String, in: Schema.String }))),
+  parameters: Schema.optional(Schema.Array(Schema.Union(Parameter, ParameterRef))),
   security: Schema.optional(Schema.Array(Schema.Record({ key: Schema.String, value: Schema.Unknown }))),
   responses: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 })
@@ -26,6 +29,7 @@ export const Document = Schema.Struct({
   components: Schema.optional(
     Schema.Struct({
       schemas: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+      parameters: Schema.optional(Schema.Record({ key: Schema.String, value: Parameter })),
       securitySchemes: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
     })
   )
@@ -94,7 +98,13 @@ export const problemsOf = (raw: unknown): ReadonlyArray<string> => {
       for (const tag of operation.tags ?? []) {
         if (!tags.has(tag)) report("operation-tag-defined", where, `tag ${tag} is not declared`)
       }
-      const parameters = operation.parameters ?? []
+      // a shared parameter (Idempotency-Key) is a $ref to components.parameters
+      const parameters = (operation.parameters ?? []).flatMap((p) => {
+        if (!("$ref" in p)) return [p]
+        const shared = doc.components?.parameters?.[p.$ref.replace("#/components/parameters/", "")]
+        if (shared === undefined) report("no-unresolved-refs", where, `${p.$ref} is not declared`)
+        return shared === undefined ? [] : [shared]
+      })
       const seen = new Set<string>()
       for (const parameter of parameters) {
         const key = `${parameter.in}:${parameter.name}`
@@ -123,10 +133,15 @@ export const problemsOf = (raw: unknown): ReadonlyArray<string> => {
   // every reference resolves, and every schema is referenced (no-unresolved-refs, no-unused-components)
   const schemas = doc.components?.schemas ?? {}
   const refs = new Set(refsIn(raw))
+  const parameters = doc.components?.parameters ?? {}
   for (const ref of refs) {
-    const match = /^#\/components\/schemas\/(.+)$/.exec(ref)
-    const name = match?.[1]
-    if (name === undefined || !(name in schemas)) report("no-unresolved-refs", ref, "does not resolve")
+    const match = /^#\/components\/(schemas|parameters)\/(.+)$/.exec(ref)
+    const name = match?.[2]
+    const declared = match?.[1] === "parameters" ? parameters : schemas
+    if (name === undefined || !(name in declared)) report("no-unresolved-refs", ref, "does not resolve")
+  }
+  for (const name of Object.keys(parameters)) {
+    if (!refs.has(`#/components/parameters/${name}`)) report("no-unused-components", `#/components/parameters/${name}`, "never referenced")
   }
   for (const name of Object.keys(schemas)) {
     if (!refs.has(`#/components/schemas/${name}`)) report("no-unused-components", `#/components/schemas/${name}`, "never referenced")
