@@ -23,6 +23,15 @@ const refusal = (error: DomainError) => {
   return HttpServerResponse.unsafeJson(body, { status: body.error.status })
 }
 
+/** Seconds a repeat sent while the first request runs is told to wait (most writes are answered well within it). */
+const RUNNING_RETRY_AFTER_SECONDS = 1
+
+const running = () =>
+  HttpServerResponse.unsafeJson(
+    errorBody("Conflict", `a request with this ${HEADER} is still being processed: retry once it has been answered`),
+    { status: 409, headers: { "retry-after": String(RUNNING_RETRY_AFTER_SECONDS) } }
+  )
+
 const replayed = (answer: Answer) =>
   HttpServerResponse.uint8Array(answer.body, {
     status: answer.status,
@@ -65,13 +74,14 @@ export const idempotent = <R>(
     const keyed: KeyedRequest = { credential: credentialOf(principal.value), key: header, method: request.method, url: request.url, body }
     return Effect.matchEffect(keys.claim(keyed), {
       onFailure: (error) => Effect.succeed(refusal(error)),
-      onSuccess: (claim) =>
-        claim._tag === "Replay"
-          ? Effect.succeed(replayed(claim.answer))
-          : Effect.onExit(serve, (exit) => {
-              const answer = Exit.isSuccess(exit) ? keepable(exit.value) : Option.none()
-              return Option.match(answer, { onNone: () => keys.forget(keyed), onSome: (kept) => keys.keep(keyed, kept) })
-            })
+      onSuccess: (claim) => {
+        if (claim._tag === "Replay") return Effect.succeed(replayed(claim.answer))
+        if (claim._tag === "Running") return Effect.succeed(running())
+        return Effect.onExit(serve, (exit) => {
+          const answer = Exit.isSuccess(exit) ? keepable(exit.value) : Option.none()
+          return Option.match(answer, { onNone: () => keys.forget(keyed), onSome: (kept) => keys.keep(keyed, kept) })
+        })
+      }
     })
   })
 }

@@ -50,8 +50,11 @@ export interface Answer {
   readonly body: Uint8Array
 }
 
-/** What to do with a request that carries a key: run it (and then `keep` or `forget` its answer), or replay. */
-export type Claim = { readonly _tag: "Run" } | { readonly _tag: "Replay"; readonly answer: Answer }
+/**
+ * What to do with a request that carries a key: run it (and then `keep` or `forget` its answer), replay the first
+ * answer, or refuse it while the first request with the key is still running.
+ */
+export type Claim = { readonly _tag: "Run" } | { readonly _tag: "Replay"; readonly answer: Answer } | { readonly _tag: "Running" }
 
 export interface IdempotencyKeysService {
   /** Claims the key for this request, or finds the answer a first request with it got. */
@@ -130,13 +133,7 @@ export const make = (settings: IdempotencySettings) =>
             problem: `this key was used for a different request (${row.request} with another body): use a new key for each write`
           })
         }
-        if (row.status === null) {
-          return yield* new StateConflict({
-            resource: "idempotency key",
-            id: request.key,
-            problem: `a request with this ${HEADER} is still being processed: retry once it has been answered`
-          })
-        }
+        if (row.status === null) return { _tag: "Running" } as const
         if (row.body === null) {
           return yield* new StateConflict({
             resource: "idempotency key",
