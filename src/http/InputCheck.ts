@@ -1,6 +1,5 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
-import { WEBHOOK_PATH } from "./BodyLimit.js"
 import { ValidationError } from "./Errors.js"
 import { jsonProblem, printable, problemWith } from "../common/TextHygiene.js"
 import type { RouteTable } from "./RouteTable.js"
@@ -94,8 +93,12 @@ export const formProblem = (text: string): string | undefined => {
   return undefined
 }
 
-const isMcpMessage = (request: HttpServerRequest.HttpServerRequest) =>
-  request.method === "POST" && (request.url === "/mcp" || request.url.startsWith("/mcp?"))
+/** The URL half of the check, for route groups whose bodies are their handlers' to read (webhooks, MCP messages). */
+export const makeUrlCheck = (routes: RouteTable): Effect.Effect<void, ValidationError, HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const inUrl = urlProblem(request.url, routes)
+    return inUrl === undefined ? Effect.void : Effect.fail(new ValidationError({ message: inUrl }))
+  })
 
 /**
  * The check as an effect on the request in context: fails with a 422 naming
@@ -108,9 +111,7 @@ export const makeInputCheck = (routes: RouteTable): Effect.Effect<void, Validati
     const inUrl = urlProblem(request.url, routes)
     if (inUrl !== undefined) return Effect.fail(new ValidationError({ message: inUrl }))
     const kind = bodyKind(request)
-    // a webhook's body is the receiver's: it is throttled before it is read, then verified, then checked (WebhookReceiver);
-    // an MCP message's is the MCP edge's, which answers in JSON-RPC (src/mcp/McpServer.ts)
-    if (kind === undefined || request.url.startsWith(WEBHOOK_PATH) || isMcpMessage(request)) return Effect.void
+    if (kind === undefined) return Effect.void
     return request.text.pipe(
       // a body that cannot be read is the route's to report (413 past the limit, 422 when cut)
       Effect.orElseSucceed(() => ""),
