@@ -11,7 +11,9 @@ import type { RouteTable } from "./RouteTable.js"
  * nested at most MAX_JSON_DEPTH levels, and no number JSON cannot hold (1e400).
  * PostgreSQL text refuses NUL and invalid Unicode, and deep JSON overflows
  * stacks: checked here once, every route (present and future) answers 422
- * naming the field instead of failing in the database.
+ * naming the field instead of failing in the database. Route groups whose
+ * handlers read and check their own bodies (webhooks, MCP messages) take the
+ * URL check only (src/http/Pipeline.ts).
  */
 
 /** Percent-decoding as the router does it; undefined for bytes that are not UTF-8. */
@@ -54,7 +56,7 @@ export const urlProblem = (url: string, routes: RouteTable): string | undefined 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i
 
-/** The kind of body the request carries that the check reads (the global middleware refuses other types). */
+/** The kind of body the request carries that the check reads (the pipeline refuses other types: src/http/steps/MediaType.ts). */
 const bodyKind = (request: HttpServerRequest.HttpServerRequest): "json" | "form" | undefined => {
   if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return undefined
   if (Number(request.headers["content-length"] ?? 0) === 0 && request.headers["transfer-encoding"] === undefined) return undefined

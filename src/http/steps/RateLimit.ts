@@ -1,7 +1,7 @@
 import type { Step } from "./Step.js"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Context, Effect, Either, Option } from "effect"
+import { Context, Effect, Either, FiberRef, Option } from "effect"
 import { isAdmin, type Principal } from "../../auth/Principal.js"
 import { CurrentRequest, type RequestContext } from "../../common/RequestContext.js"
 import { withConnectionRetry } from "../../db/ConnectionLoss.js"
@@ -57,9 +57,11 @@ export const limitRate =
           const refused = errorResponse("RateLimited", `rate limit of ${decision.limit} requests exceeded; retry in ${decision.retryAfter} s`)
           return Effect.succeed(HttpServerResponse.setHeaders(refused, windowHeaders(decision)))
         }
-        return Effect.map(app, (response) => {
-          const counted = context.counted?.decisions ?? []
-          return HttpServerResponse.setHeaders(response, windowHeaders(counted.length === 0 ? decision : bindingWindow(decision, counted)))
-        })
+        // what the handlers counted the request in is read once they are done: the request's own fiber holds it
+        return Effect.flatMap(app, (response) =>
+          Effect.map(FiberRef.get(CurrentRequest), ({ windows }) =>
+            HttpServerResponse.setHeaders(response, windowHeaders(windows.length === 0 ? decision : bindingWindow(decision, windows.map((w) => w.decision))))
+          )
+        )
       })
     })

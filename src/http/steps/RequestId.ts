@@ -11,7 +11,7 @@ export const assignRequestId = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Defau
   Effect.suspend(() => {
     const id = newRequestId()
     return Effect.zipRight(
-      FiberRef.set(CurrentRequest, { id, identity: Either.right(Option.none()), counted: { labs: new Set<string>(), decisions: [] } }),
+      FiberRef.set(CurrentRequest, { id, identity: Either.right(Option.none()), windows: [] }),
       Effect.map(app, (response) => HttpServerResponse.setHeader(response, "x-request-id", id))
     )
   })
