@@ -23,8 +23,9 @@ type Run = <A, E, R>(
 ) => Effect.Effect<A, AsHttp<E | UnknownLab | AccessDenied | OverRateLimit>, R | CurrentPrincipal>
 
 /**
- * The preamble every lab-scoped handler shares: check the credential against the lab (403 / 404 as
- * `Labs.accessAs` decides, 429 over the lab's budget, its window recorded for the answer's headers), hand the body the checked lab and the principal, and send domain failures as envelopes.
+ * The preamble every lab-scoped handler shares: check the credential against the lab (403 / 404 as `Labs.accessAs`
+ * decides) and count the request against the lab's budget (429 over it; the window recorded for the answer's
+ * headers), hand the body the checked lab and the principal, and send domain failures as envelopes.
  */
 export class LabRequests extends Effect.Service<LabRequests>()("LabRequests", {
   dependencies: [Labs.Default],
