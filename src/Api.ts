@@ -12,7 +12,7 @@ import {
   UnsupportedMediaTypeWire,
   ValidationErrorWire
 } from "./http/Errors.js"
-import { declareIdempotencyKey } from "./http/Idempotency.js"
+import { declareIdempotencyKey } from "./http/IdempotencyDocument.js"
 import { LabsApi } from "./labs/Api.js"
 import { ActivityApi } from "./activity/Api.js"
 import { FilesApi } from "./files/Api.js"
@@ -44,7 +44,7 @@ const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "obj
 
 /**
  * HttpApi reports request-decoding failures as 400 HttpApiDecodeError; this
- * service answers them as 422 validation_error (see GlobalMiddleware), so the
+ * service answers them as 422 validation_error (src/http/steps/ErrorEnvelope.ts), so the
  * document drops the 400 entries and their schemas.
  */
 const dropDecodeError = (spec: Record<string, unknown>): Record<string, unknown> => {

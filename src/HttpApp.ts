@@ -6,7 +6,7 @@ import { KeysHttp, MeHttp } from "./auth/Http.js"
 import { ApiKeys } from "./auth/ApiKeys.js"
 import { Identity } from "./auth/Identity.js"
 import { UsersRepo } from "./auth/UsersRepo.js"
-import { makeGlobalMiddleware } from "./http/GlobalMiddleware.js"
+import { makePipeline } from "./http/Pipeline.js"
 import { makeRouteTable } from "./http/RouteTable.js"
 import { MCP_PATH, McpRoutes, RESOURCE_METADATA_PATH } from "./mcp/Http.js"
 import { LabsHttp } from "./labs/Http.js"
@@ -153,7 +153,7 @@ export const Services = Layer.mergeAll(
  * settings (AdminKey, AdminLimits, DatabaseKind) from a composition in layers/.
  */
 export const ApiLive = Layer.mergeAll(
-  HttpApiBuilder.middleware(makeGlobalMiddleware(routes)),
+  HttpApiBuilder.middleware(makePipeline(routes)),
   Docs.openApi(OPENAPI_PATH),
   Docs.page(DOCS_PATH),
   McpRoutes

@@ -10,27 +10,25 @@ import type { NotAuthenticated } from "./DomainErrors.js"
  */
 export type Identified = Either.Either<Option.Option<Principal>, NotAuthenticated>
 
-/**
- * Rate windows counted while a request is served, beside the credential's (a
- * lab's budget, a lab's forced syncs, a webhook sender's failures): the global
- * middleware reports the one that binds. Made fresh for each request.
- */
-export interface CountedWindows {
-  /** Labs whose budget this request was already charged to (once per lab per request). */
-  readonly labs: Set<string>
-  readonly decisions: Array<RateDecision>
+/** A rate window a request was counted in besides its credential's (a lab's budget, …), under the account counted. */
+export interface CountedWindow {
+  readonly account: string
+  readonly decision: RateDecision
 }
 
-/** The request being served, whichever edge it came through, set once by that edge for everything downstream. */
+/** The request being served, whichever edge it came through, set by that edge for everything downstream. */
 export interface RequestContext {
   /** `req_<id>`, also sent as X-Request-Id. */
   readonly id: string
   readonly identity: Identified
-  /** Absent outside a request (a background fiber): nothing is reported then. */
-  readonly counted?: CountedWindows
+  /**
+   * The windows the request was counted in so far besides its credential's, as the edge and the services recorded them
+   * (reportWindow): the answer states the one that binds. None outside a request.
+   */
+  readonly windows: ReadonlyArray<CountedWindow>
 }
 
-export const CurrentRequest = FiberRef.unsafeMake<RequestContext>({ id: "req_none", identity: Either.right(Option.none()) })
+export const CurrentRequest = FiberRef.unsafeMake<RequestContext>({ id: "req_none", identity: Either.right(Option.none()), windows: [] })
 
 /** Random bytes of an id: 96 bits, so ids never repeat and say nothing of how many requests an instance served. */
 const ID_BYTES = 12
@@ -51,8 +49,17 @@ export const newRequestId = (): string => {
 
 export const requestId: Effect.Effect<string> = Effect.map(FiberRef.get(CurrentRequest), (request) => request.id)
 
-/** Report a window counted for this request, so its headers (and Retry-After) can describe it. */
-export const reportWindow = (decision: RateDecision): Effect.Effect<void> =>
-  Effect.map(FiberRef.get(CurrentRequest), (request) => {
-    request.counted?.decisions.push(decision)
-  })
+/** Record a window this request was counted in, so the answer's headers (and Retry-After) can state it. */
+export const reportWindow = (window: CountedWindow): Effect.Effect<void> =>
+  FiberRef.update(CurrentRequest, (request) => ({ ...request, windows: [...request.windows, window] }))
+
+/**
+ * Count the request with `count`, given the windows it was counted in so far (a request run again after a lost
+ * connection was counted already), and record the window it answers, if any.
+ */
+export const countedOnce = <A extends { readonly window: Option.Option<CountedWindow> }, E, R>(
+  count: (counted: ReadonlyArray<CountedWindow>) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(FiberRef.get(CurrentRequest), (request) =>
+    Effect.tap(count(request.windows), (counted) => (Option.isSome(counted.window) ? reportWindow(counted.window.value) : Effect.void))
+  )

@@ -13,7 +13,7 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("Aut
   security: { bearer: HttpApiSecurity.bearer }
 }) {}
 
-/** The principal the global middleware identified for this request (see RequestContext). */
+/** The principal the request pipeline identified for this request (src/http/steps/Identify.ts, RequestContext). */
 const principal = Effect.flatMap(FiberRef.get(CurrentRequest), ({ identity }) =>
   Either.match(identity, {
     onLeft: (refused) => Effect.fail(toApiError(refused)),

@@ -1,6 +1,5 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { Effect } from "effect"
-import { WEBHOOK_PATH } from "./BodyLimit.js"
 import { ValidationError } from "./Errors.js"
 import { jsonProblem, printable, problemWith } from "../common/TextHygiene.js"
 import type { RouteTable } from "./RouteTable.js"
@@ -12,7 +11,9 @@ import type { RouteTable } from "./RouteTable.js"
  * nested at most MAX_JSON_DEPTH levels, and no number JSON cannot hold (1e400).
  * PostgreSQL text refuses NUL and invalid Unicode, and deep JSON overflows
  * stacks: checked here once, every route (present and future) answers 422
- * naming the field instead of failing in the database.
+ * naming the field instead of failing in the database. Route groups whose
+ * handlers read and check their own bodies (webhooks, MCP messages) take the
+ * URL check only (src/http/Pipeline.ts).
  */
 
 /** Percent-decoding as the router does it; undefined for bytes that are not UTF-8. */
@@ -55,7 +56,7 @@ export const urlProblem = (url: string, routes: RouteTable): string | undefined 
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i
 
-/** The kind of body the request carries that the check reads (the global middleware refuses other types). */
+/** The kind of body the request carries that the check reads (the pipeline refuses other types: src/http/steps/MediaType.ts). */
 const bodyKind = (request: HttpServerRequest.HttpServerRequest): "json" | "form" | undefined => {
   if (request.method === "GET" || request.method === "HEAD" || request.method === "OPTIONS") return undefined
   if (Number(request.headers["content-length"] ?? 0) === 0 && request.headers["transfer-encoding"] === undefined) return undefined
@@ -94,8 +95,12 @@ export const formProblem = (text: string): string | undefined => {
   return undefined
 }
 
-const isMcpMessage = (request: HttpServerRequest.HttpServerRequest) =>
-  request.method === "POST" && (request.url === "/mcp" || request.url.startsWith("/mcp?"))
+/** The URL half of the check, for route groups whose bodies are their handlers' to read (webhooks, MCP messages). */
+export const makeUrlCheck = (routes: RouteTable): Effect.Effect<void, ValidationError, HttpServerRequest.HttpServerRequest> =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const inUrl = urlProblem(request.url, routes)
+    return inUrl === undefined ? Effect.void : Effect.fail(new ValidationError({ message: inUrl }))
+  })
 
 /**
  * The check as an effect on the request in context: fails with a 422 naming
@@ -108,9 +113,7 @@ export const makeInputCheck = (routes: RouteTable): Effect.Effect<void, Validati
     const inUrl = urlProblem(request.url, routes)
     if (inUrl !== undefined) return Effect.fail(new ValidationError({ message: inUrl }))
     const kind = bodyKind(request)
-    // a webhook's body is the receiver's: it is throttled before it is read, then verified, then checked (WebhookReceiver);
-    // an MCP message's is the MCP edge's, which answers in JSON-RPC (src/mcp/McpServer.ts)
-    if (kind === undefined || request.url.startsWith(WEBHOOK_PATH) || isMcpMessage(request)) return Effect.void
+    if (kind === undefined) return Effect.void
     return request.text.pipe(
       // a body that cannot be read is the route's to report (413 past the limit, 422 when cut)
       Effect.orElseSucceed(() => ""),

@@ -2,7 +2,8 @@ import { Effect } from "effect"
 import { type Access, CurrentPrincipal, type Principal } from "../auth/Principal.js"
 import type { CheckedLab, LabId } from "../labs/LabId.js"
 import type { AccessDenied, OverRateLimit, UnknownLab } from "../common/DomainErrors.js"
-import { Labs } from "../labs/Labs.js"
+import { countedOnce } from "../common/RequestContext.js"
+import { Labs, withinBudget } from "../labs/Labs.js"
 import { type AsHttp, domainErrorsAsHttp } from "./DomainErrorsHttp.js"
 
 /** What a lab-scoped handler works with once the request's credential was checked against the lab it names. */
@@ -22,8 +23,9 @@ type Run = <A, E, R>(
 ) => Effect.Effect<A, AsHttp<E | UnknownLab | AccessDenied | OverRateLimit>, R | CurrentPrincipal>
 
 /**
- * The preamble every lab-scoped handler shares: check the credential against the lab (403 / 404 / 429 as
- * `Labs.access` decides), hand the body the checked lab and the principal, and send domain failures as envelopes.
+ * The preamble every lab-scoped handler shares: check the credential against the lab (403 / 404 as `Labs.accessAs`
+ * decides) and count the request against the lab's budget (429 over it; the window recorded for the answer's
+ * headers), hand the body the checked lab and the principal, and send domain failures as envelopes.
  */
 export class LabRequests extends Effect.Service<LabRequests>()("LabRequests", {
   dependencies: [Labs.Default],
@@ -35,8 +37,9 @@ export class LabRequests extends Effect.Service<LabRequests>()("LabRequests", {
       (labRef, body) =>
         domainErrorsAsHttp(
           Effect.flatMap(CurrentPrincipal, (principal) =>
-            Effect.flatMap(labs.accessAs(principal, labRef, access), (lab) =>
-              body({ labId: lab.id, lab, principal, actor: principal.id, authorName: principal.name })
+            countedOnce((counted) => labs.accessAs(principal, labRef, access, counted)).pipe(
+              Effect.flatMap(withinBudget),
+              Effect.flatMap((lab) => body({ labId: lab.id, lab, principal, actor: principal.id, authorName: principal.name }))
             )
           )
         )

@@ -1,11 +1,11 @@
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Cache, Duration, Effect, Exit, FiberRef, Option } from "effect"
-import { type Access, canAccess, CurrentPrincipal, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
+import { Cache, Duration, Effect, Exit, Option } from "effect"
+import { type Access, canAccess, isAdmin, labSlugs, type Principal } from "../auth/Principal.js"
 import { AccessDenied, OverRateLimit, StateConflict, UnknownLab } from "../common/DomainErrors.js"
 import type { Plan } from "../common/Schemas.js"
 import { isUniqueViolation } from "../db/SqlErrors.js"
 import type { PageQuery } from "../db/Paging.js"
-import { CurrentRequest } from "../common/RequestContext.js"
+import type { CountedWindow } from "../common/RequestContext.js"
 import { PLAN_LIMITS, RateLimits } from "../ratelimit/RateLimits.js"
 import type { CreateLab, Lab } from "./Lab.js"
 import { type CheckedLab, checked } from "./LabId.js"
@@ -71,25 +71,31 @@ const authorizeIn =
     )
 
 /**
- * Count the current request against the lab's plan budget (its per-minute
- * and per-day windows), once per lab per request, whichever of its
- * credentials sends it: minting keys buys nothing. Over it: 429.
+ * What a request naming a lab gets once its credential was checked: the lab, and the window of the lab's budget it
+ * was counted in (none for the operator, counted against its own limit only, or when the request was counted already).
  */
-const chargeBudget = (rateLimits: RateLimits, lab: Lab): Effect.Effect<void, OverRateLimit> =>
-  Effect.flatMap(FiberRef.get(CurrentRequest), ({ counted }) => {
-    if (counted === undefined || counted.labs.has(lab.id)) return Effect.void
-    counted.labs.add(lab.id)
-    return Effect.flatMap(rateLimits.consume(`lab:${lab.id}`, PLAN_LIMITS[lab.plan]), (decision) => {
-      counted.decisions.push(decision)
-      if (decision.allowed) return Effect.void
-      return Effect.fail(
-        new OverRateLimit({
-          reason: `lab ${lab.slug} is over its plan's rate limit of ${decision.limit} requests, shared by all its credentials; retry in ${decision.retryAfter} s`,
-          retryAfter: decision.retryAfter
-        })
-      )
+export interface LabAccess {
+  readonly lab: CheckedLab
+  readonly window: Option.Option<CountedWindow>
+}
+
+/** The lab's budget (its per-minute and per-day windows) is counted under one account, whichever credential sends. */
+const budgetAccount = (lab: Lab) => `lab:${lab.id}`
+
+/**
+ * The lab, if its budget's window has room; over it, 429. Minting keys buys nothing: every credential of the lab
+ * spends the same budget.
+ */
+export const withinBudget = ({ lab, window }: LabAccess): Effect.Effect<CheckedLab, OverRateLimit> => {
+  if (Option.isNone(window) || window.value.decision.allowed) return Effect.succeed(lab)
+  const { limit, retryAfter } = window.value.decision
+  return Effect.fail(
+    new OverRateLimit({
+      reason: `lab ${lab.slug} is over its plan's rate limit of ${limit} requests, shared by all its credentials; retry in ${retryAfter} s`,
+      retryAfter
     })
-  })
+  )
+}
 
 export class Labs extends Effect.Service<Labs>()("Labs", {
   dependencies: [LabsRepo.Default, RateLimits.Default],
@@ -99,19 +105,26 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
     const { find, forget } = yield* makeLabCache(repo)
     const authorize = authorizeIn(find)
 
-    /** `authorize`, charged to the lab's budget (the operator's requests count against its own limit only). */
+    /**
+     * `authorize`, and the request counted against the lab's budget unless `counted` (the windows the request was
+     * counted in so far) holds it already; the caller records the window and refuses over it (`withinBudget`).
+     */
     const accessAs = (
       principal: Principal,
       ref: string,
-      access: Access
-    ): Effect.Effect<CheckedLab, UnknownLab | AccessDenied | OverRateLimit> =>
-      Effect.flatMap(authorize(principal, ref, access), (lab) =>
-        isAdmin(principal) ? Effect.succeed(checked(lab)) : Effect.map(chargeBudget(rateLimits, lab), () => checked(lab))
-      )
-
-    /** `accessAs` the principal of the current request. */
-    const access = (ref: string, access: Access): Effect.Effect<CheckedLab, UnknownLab | AccessDenied | OverRateLimit, CurrentPrincipal> =>
-      Effect.flatMap(CurrentPrincipal, (principal) => accessAs(principal, ref, access))
+      access: Access,
+      counted: ReadonlyArray<CountedWindow>
+    ): Effect.Effect<LabAccess, UnknownLab | AccessDenied> =>
+      Effect.flatMap(authorize(principal, ref, access), (lab) => {
+        const account = budgetAccount(lab)
+        if (isAdmin(principal) || counted.some((window) => window.account === account)) {
+          return Effect.succeed({ lab: checked(lab), window: Option.none() })
+        }
+        return Effect.map(rateLimits.consume(account, PLAN_LIMITS[lab.plan]), (decision) => ({
+          lab: checked(lab),
+          window: Option.some({ account, decision })
+        }))
+      })
 
     /** The plan the principal's limits follow: the highest of the labs its scopes name. */
     const planOf = (principal: Principal) =>
@@ -134,6 +147,6 @@ export class Labs extends Effect.Service<Labs>()("Labs", {
 
     const list = (principal: Principal, query: PageQuery) => repo.list(query, isAdmin(principal) ? "all" : labSlugs(principal))
 
-    return { find, authorize, access, accessAs, planOf, create, list }
+    return { find, authorize, accessAs, planOf, create, list }
   })
 }) {}

@@ -38,8 +38,8 @@ const unauthorized = (base: URL, refused: Option.Option<string>) => {
 
 /**
  * POST /mcp: MCP's streamable HTTP transport, answering each message with JSON (no stream), stateless (any replica
- * answers any message). Behind the global middleware as every route: the same identity, rate limits, body limit and
- * request log as REST. GET /mcp is 405 (the route table names POST only).
+ * answers any message). Behind the request pipeline with steps of its own (src/http/Pipeline.ts): the same identity,
+ * rate limits, body limit and request log as REST. GET /mcp is 405 (the route table names POST only).
  */
 export const McpRoutes = HttpApiBuilder.Router.use((router) =>
   Effect.gen(function* () {

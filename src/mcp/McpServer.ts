@@ -5,6 +5,7 @@ import { jsonIssue, jsonProblem } from "../common/TextHygiene.js"
 import { Labs } from "../labs/Labs.js"
 import { DiskSpace } from "../status/DiskSpace.js"
 import * as JsonRpc from "./JsonRpc.js"
+import { accessCounted } from "./LabAccess.js"
 import { type McpTool, type Resolve, type Toolset, TOOLSETS, type ToolCall } from "./McpTool.js"
 import { makeResources } from "./Resources.js"
 import { toolFailure, toolSuccess } from "./ToolResults.js"
@@ -114,7 +115,7 @@ export const makeMcpServer = Effect.gen(function* () {
           new InvalidField({ field: "labId", problem: `is required: this credential names ${slugs.length === 0 ? "no lab" : `${slugs.length} labs`}` })
         )
       }
-      return Effect.map(labs.accessAs(principal, ref, access), (lab) => ({ labId: lab.id, lab, principal, actor: principal.id, authorName: principal.name }))
+      return Effect.map(accessCounted(labs, principal, ref, access), (lab) => ({ labId: lab.id, lab, principal, actor: principal.id, authorName: principal.name }))
     }
 
   const callTool = (id: JsonRpc.RequestId, params: unknown, offer: Offer, principal: Principal) =>

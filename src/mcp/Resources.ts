@@ -6,6 +6,7 @@ import { cursorFromString } from "../db/Paging.js"
 import { ExistingFilePath } from "../files/File.js"
 import { Files } from "../files/Files.js"
 import { Labs } from "../labs/Labs.js"
+import { accessCounted } from "./LabAccess.js"
 
 /** A lab file as an MCP resource: `lab://<slug>/files/<path>` (the path without its leading slash). */
 export const FILE_TEMPLATE = "lab://{slug}/files/{+path}"
@@ -48,7 +49,7 @@ export const makeResources = Effect.gen(function* () {
       let at = start.right
       while (at.lab < slugs.length && resources.length < PAGE) {
         const slug = slugs[at.lab] ?? ""
-        const lab = yield* Effect.either(labs.accessAs(principal, slug, "read"))
+        const lab = yield* Effect.either(accessCounted(labs, principal, slug, "read"))
         if (Either.isLeft(lab)) {
           at = { lab: at.lab + 1, path: "" }
           continue
@@ -75,7 +76,7 @@ export const makeResources = Effect.gen(function* () {
               return problem === undefined ? Effect.succeed(p) : Effect.fail(new InvalidField({ field: "uri", problem }))
             }
           })
-          const lab = yield* labs.accessAs(principal, slug, "read")
+          const lab = yield* accessCounted(labs, principal, slug, "read")
           const file = yield* Effect.catchTag(files.read(lab.id, path), "NotFoundInLab", () =>
             Effect.fail(new NotKnown({ reason: `no file ${path} in lab ${slug}` }))
           )

@@ -108,8 +108,9 @@ const forcedSyncRate = (deps: Deps, rateLimits: RateLimits, lab: Lab) =>
   Effect.gen(function* () {
     if (isAdmin(yield* CurrentPrincipal)) return
     const limit = deps.limits[lab.plan].forcedSyncsPerMinute
-    const decision = yield* rateLimits.count(`sync:${lab.id}`, limit, MINUTE_MILLIS)
-    yield* reportWindow(decision)
+    const account = `sync:${lab.id}`
+    const decision = yield* rateLimits.count(account, limit, MINUTE_MILLIS)
+    yield* reportWindow({ account, decision })
     if (!decision.allowed) {
       return yield* new OverRateLimit({
         reason: `lab ${lab.slug} may force ${limit} syncs a minute on the ${lab.plan} plan; retry in ${decision.retryAfter} s (pushes with a webhook sync without asking)`,

@@ -23,7 +23,7 @@ export const SyncHttp = HttpApiBuilder.group(Api, "sync", (handlers) =>
       .handle("pull", ({ payload }) =>
         lab.write(payload.labId, (scope) =>
           Effect.zipRight(quotas.forcedSync(scope.lab), sync.syncNow(scope.labId, Option.fromNullable(payload.subPath))).pipe(
-            // the lab's store out of space is the disk's failure (507, GlobalMiddleware.ts), not the host's (502)
+            // the lab's store out of space is the disk's failure (507, src/http/steps/ErrorEnvelope.ts), not the host's (502)
             Effect.catchTag("GitError", (e) => (isDiskFull(e) ? Effect.die(e) : Effect.fail(new BadGateway({ message: `git: ${e.message}` }))))
           )
         )

@@ -120,16 +120,18 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
         window.remaining > 0 ? Option.none<RateDecision>() : Option.some(window)
       )
 
-    const tooMany = (window: RateDecision): Effect.Effect<never, OverRateLimit> =>
+    const tooMany = (account: string, window: RateDecision): Effect.Effect<never, OverRateLimit> =>
       Effect.flatMap(Clock.currentTimeMillis, (now) => {
         const retryAfter = Math.max(1, Math.ceil(window.reset - now / 1000))
         const message = `${failureLimit} failed webhook deliveries from this address this minute; retry in ${retryAfter} s`
-        return Effect.zipRight(reportWindow({ ...window, allowed: false, retryAfter }), Effect.fail(new OverRateLimit({ reason: message, retryAfter })))
+        return Effect.zipRight(reportWindow({ account, decision: { ...window, allowed: false, retryAfter } }), Effect.fail(new OverRateLimit({ reason: message, retryAfter })))
       })
 
     /** 429 for an address that sent too much of what no git host sends this minute (checked before the body is read). */
-    const admit = (address: string) =>
-      Effect.flatMap(overLimit(garbageFrom(address)), Option.match({ onNone: () => Effect.void, onSome: tooMany }))
+    const admit = (address: string) => {
+      const account = garbageFrom(address)
+      return Effect.flatMap(overLimit(account), Option.match({ onNone: () => Effect.void, onSome: (window) => tooMany(account, window) }))
+    }
 
     /** Count a delivery no git host sends. */
     const failed = (address: string) => Effect.asVoid(rateLimits.count(garbageFrom(address), failureLimit, MINUTE_MILLIS))
@@ -149,7 +151,7 @@ export class WebhookReceiver extends Effect.Service<WebhookReceiver>()("WebhookR
       Effect.flatMap(overLimit(refusedFrom(address)), (over): Effect.Effect<ReadonlyArray<WebhookLink>, NotAuthenticated | NotConfigured | OverRateLimit> => {
         const signed = signedBy(host, headers, body)
         const fromMemory = Effect.flatMap(links.find(identity), signed)
-        if (Option.isSome(over)) return Effect.catchAll(fromMemory, () => tooMany(over.value))
+        if (Option.isSome(over)) return Effect.catchAll(fromMemory, () => tooMany(refusedFrom(address), over.value))
         return Effect.tapError(Effect.orElse(fromMemory, () => Effect.flatMap(links.findFresh(identity), signed)), () =>
           rateLimits.count(refusedFrom(address), failureLimit, MINUTE_MILLIS)
         )
