@@ -35,7 +35,8 @@ export class Page<Item, Data = ReadonlyArray<Item>> {
 }
 
 /** What a list call returns: a promise of the first page, and an async iterable of every item. */
-export class PagePromise<Item, Data = ReadonlyArray<Item>> implements PromiseLike<Page<Item, Data>>, AsyncIterable<Item> {
+export class PagePromise<Item, Data = ReadonlyArray<Item>> implements Promise<Page<Item, Data>>, AsyncIterable<Item> {
+  readonly [Symbol.toStringTag] = "PagePromise"
   private first: Promise<Page<Item, Data>> | undefined
 
   constructor(private readonly load: () => Promise<Page<Item, Data>>) {}
@@ -50,6 +51,14 @@ export class PagePromise<Item, Data = ReadonlyArray<Item>> implements PromiseLik
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null
   ): Promise<A | B> {
     return this.firstPage().then(onFulfilled, onRejected)
+  }
+
+  catch<B = never>(onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<Page<Item, Data> | B> {
+    return this.firstPage().catch(onRejected)
+  }
+
+  finally(onFinally?: (() => void) | null): Promise<Page<Item, Data>> {
+    return this.firstPage().finally(onFinally)
   }
 
   /** Every page, the first included. */
