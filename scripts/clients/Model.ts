@@ -123,21 +123,16 @@ const resolveRef = (doc: Record<string, unknown>, schema: unknown): Record<strin
 }
 
 /**
- * URL parameters reach the server as strings, so the document types a numeric
- * one as "a string to be decoded into a number"; clients take a number.
+ * URL parameters reach the server as strings, so unless the schema says
+ * otherwise (as the shared page `limit` does, src/db/Paging.ts) the document
+ * types a numeric one as "a string to be decoded into a number"; clients take a number.
  */
-const clientParamSchema = (name: string, schema: Record<string, unknown>): JsonSchema => {
-  if (schema["type"] === "string" && schema["description"] === "a string to be decoded into a number") {
-    return name === "limit"
-      ? { type: "integer", minimum: 1, maximum: 100, description: "page size, default 20, max 100" }
-      : { type: "number" }
-  }
-  return schema
-}
+const clientParamSchema = (schema: Record<string, unknown>): JsonSchema =>
+  schema["type"] === "string" && schema["description"] === "a string to be decoded into a number" ? { type: "number" } : schema
 
 const paramOf = (operationId: string) => (p: Record<string, unknown>): Param => {
   const wireName = asString(p["name"]) ?? ""
-  const schema = clientParamSchema(wireName, asRecord(p["schema"]))
+  const schema = clientParamSchema(asRecord(p["schema"]))
   const description = asString(p["description"])
   return {
     name: CLIENT_NAMES[operationId]?.[wireName] ?? wireName,
