@@ -197,6 +197,18 @@ describe("the TypeScript client", () => {
     expect(broken.seen).toHaveLength(1)
   })
 
+  it("backs off exponentially with jitter when the answer names no Retry-After", async () => {
+    const busy = await front(() => ({ kind: "answer", status: 503, body: envelope("service_unavailable", 503) }))
+    await refusal(() => new LabServiceClient({ apiKey: fx.writer, baseUrl: busy.baseUrl }).tasks.list({ labId: fx.lab.id }))
+    const [a, b, c] = busy.seen.map((r) => r.at)
+    expect(busy.seen).toHaveLength(3)
+    // 0.5 s then 1 s, each 75-100 % of its step
+    expect(b! - a!).toBeGreaterThanOrEqual(370)
+    expect(b! - a!).toBeLessThan(900)
+    expect(c! - b!).toBeGreaterThanOrEqual(740)
+    expect(c! - b!).toBeLessThan(1_600)
+  })
+
   it("retries a 429 after its Retry-After, with the same idempotency key, and does the work once", async () => {
     const limited = await front((i) =>
       i === 0 ? { kind: "answer", status: 429, headers: { "retry-after": "1" }, body: envelope("rate_limited", 429) } : { kind: "pass" }
