@@ -16,7 +16,13 @@ const propertyKey = (name: string) => (IDENTIFIER.test(name) ? name : JSON.strin
 
 /** A doc comment, or nothing when there is no text. */
 const docComment = (lines: ReadonlyArray<string | undefined>, indent: string): string => {
-  const text = lines.filter((l): l is string => l !== undefined && l.trim() !== "")
+  // "" separates paragraphs; blanks at either end or twice in a row are dropped
+  const text = lines
+    .filter((l): l is string => l !== undefined)
+    .map((l) => l.trim())
+    .filter((l, i, all) => l !== "" || (i > 0 && all[i - 1] !== ""))
+  while (text.at(-1) === "") text.pop()
+  while (text[0] === "") text.shift()
   if (text.length === 0) return ""
   const body = text.flatMap((l) => l.replace(/\*\//g, "*\\/").split("\n"))
   if (body.length === 1) return `${indent}/** ${body[0]} */\n`
@@ -152,9 +158,12 @@ const renderMethod = (op: Operation): string => {
   const docs = docComment(
     [
       op.summary,
+      "",
       op.description,
-      ...op.pathParams.map((p) => `@param ${p.name} ${p.description ?? ""}`.trimEnd()),
-      `\`${op.method} ${op.path}\` (${op.operationId})`
+      "",
+      `\`${op.method} ${op.path}\` (${op.operationId})`,
+      "",
+      ...op.pathParams.map((p) => `@param ${p.name} ${p.description ?? ""}`.trimEnd())
     ],
     "  "
   )
@@ -245,7 +254,7 @@ import type * as T from "./types.js"
 /** The version of the contract this client was generated from. */
 export const API_VERSION = ${JSON.stringify(model.version)}
 
-${docComment([model.title, model.description, "", "Built from an API key (or JWT) and a base URL; both default to LAB_SERVICE_API_KEY and LAB_SERVICE_BASE_URL."], "")}export class LabServiceClient extends BaseClient {
+${docComment([model.title, "", model.description, "", "Built from an API key (or JWT) and a base URL; both default to LAB_SERVICE_API_KEY and LAB_SERVICE_BASE_URL."], "")}export class LabServiceClient extends BaseClient {
 ${members}}
 `,
     ...children.map(renderResource)

@@ -10,7 +10,9 @@ export const API_VERSION = "0.1.0"
 
 /**
  * Lab Service
+ *
  * REST API for research labs. Every success is {data, meta}; every failure is {error:{code,message,status}}. Every path is also served under /v1 as an alias of /api/v1.
+ *
  * Built from an API key (or JWT) and a base URL; both default to LAB_SERVICE_API_KEY and LAB_SERVICE_BASE_URL.
  */
 export class LabServiceClient extends BaseClient {
@@ -61,6 +63,7 @@ export class HealthResource {
 
   /**
    * Liveness: the process answers
+   *
    * `GET /healthz` (health.healthz)
    */
   live(options?: RequestOptions): Promise<T.Alive> {
@@ -69,6 +72,7 @@ export class HealthResource {
 
   /**
    * Readiness: not stopping, disk above its reserve, database reachable, migrations applied
+   *
    * `GET /readyz` (health.readyz)
    */
   ready(options?: RequestOptions): Promise<T.Ready> {
@@ -83,6 +87,7 @@ export class MetricsResource {
 
   /**
    * This replica's metrics, Prometheus text format (operator only)
+   *
    * `GET /metrics` (metrics.metrics)
    */
   get(options?: RequestOptions): Promise<string> {
@@ -162,8 +167,9 @@ export class TasksResource {
   }
 
   /**
-   * @param taskId task_…
    * `DELETE /api/v1/tasks/{taskId}` (tasks.delete)
+   *
+   * @param taskId task_…
    */
   delete(taskId: string, params: T.TasksDeleteParams, options?: RequestOptions): Promise<T.Task> {
     return this.client.call<T.Task>({ method: "DELETE", path: `/api/v1/tasks/${encodeURIComponent(taskId)}`, answer: "envelope", query: params }, options)
@@ -248,6 +254,7 @@ export class AgentsResource {
 
   /**
    * The lab's agents, newest first
+   *
    * `GET /api/v1/agents` (agents.list)
    */
   list(params: T.AgentsListParams, options?: RequestOptions): PagePromise<T.Agent, ReadonlyArray<T.Agent>> {
@@ -256,6 +263,7 @@ export class AgentsResource {
 
   /**
    * Add an agent (extension); it starts idle
+   *
    * `POST /api/v1/agents` (agents.create)
    */
   create(params: T.CreateAgent, options?: RequestOptions): Promise<T.Agent> {
@@ -264,8 +272,10 @@ export class AgentsResource {
 
   /**
    * One agent (extension)
-   * @param id agent_…
+   *
    * `GET /api/v1/agents/{id}` (agents.get)
+   *
+   * @param id agent_…
    */
   get(id: string, params: T.AgentsGetParams, options?: RequestOptions): Promise<T.Agent> {
     return this.client.call<T.Agent>({ method: "GET", path: `/api/v1/agents/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -273,8 +283,10 @@ export class AgentsResource {
 
   /**
    * Change an agent or move it through its lifecycle (extension)
-   * @param id agent_…
+   *
    * `PATCH /api/v1/agents/{id}` (agents.update)
+   *
+   * @param id agent_…
    */
   update(id: string, params: T.UpdateAgent, options?: RequestOptions): Promise<T.Agent> {
     return this.client.call<T.Agent>({ method: "PATCH", path: `/api/v1/agents/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -282,8 +294,10 @@ export class AgentsResource {
 
   /**
    * Delete an agent (extension); its memory entries and standups stay
-   * @param id agent_…
+   *
    * `DELETE /api/v1/agents/{id}` (agents.delete)
+   *
+   * @param id agent_…
    */
   delete(id: string, params: T.AgentsDeleteParams, options?: RequestOptions): Promise<T.Agent> {
     return this.client.call<T.Agent>({ method: "DELETE", path: `/api/v1/agents/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -297,6 +311,7 @@ export class MemoryResource {
 
   /**
    * Agents' memory entries, newest first, filtered by agent, kind, tag and time
+   *
    * `GET /api/v1/memory` (memory.list)
    */
   list(params: T.MemoryListParams, options?: RequestOptions): PagePromise<T.MemoryEntry, ReadonlyArray<T.MemoryEntry>> {
@@ -305,6 +320,7 @@ export class MemoryResource {
 
   /**
    * Record a memory entry for an agent (422 for an agent not in the lab, 409 for a retired one)
+   *
    * `POST /api/v1/memory` (memory.create)
    */
   create(params: T.CreateMemory, options?: RequestOptions): Promise<T.MemoryEntry> {
@@ -313,8 +329,10 @@ export class MemoryResource {
 
   /**
    * One memory entry (extension)
-   * @param id mem_…
+   *
    * `GET /api/v1/memory/{id}` (memory.get)
+   *
+   * @param id mem_…
    */
   get(id: string, params: T.MemoryGetParams, options?: RequestOptions): Promise<T.MemoryEntry> {
     return this.client.call<T.MemoryEntry>({ method: "GET", path: `/api/v1/memory/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -322,8 +340,10 @@ export class MemoryResource {
 
   /**
    * Forget a memory entry (extension)
-   * @param id mem_…
+   *
    * `DELETE /api/v1/memory/{id}` (memory.delete)
+   *
+   * @param id mem_…
    */
   delete(id: string, params: T.MemoryDeleteParams, options?: RequestOptions): Promise<T.MemoryEntry> {
     return this.client.call<T.MemoryEntry>({ method: "DELETE", path: `/api/v1/memory/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -337,6 +357,7 @@ export class KnowledgeResource {
 
   /**
    * The lab's knowledge, newest first, filtered by tag and time
+   *
    * `GET /api/v1/knowledge` (knowledge.list)
    */
   list(params: T.KnowledgeListParams, options?: RequestOptions): PagePromise<T.KnowledgeEntry, ReadonlyArray<T.KnowledgeEntry>> {
@@ -345,6 +366,7 @@ export class KnowledgeResource {
 
   /**
    * Add a knowledge entry
+   *
    * `POST /api/v1/knowledge` (knowledge.create)
    */
   create(params: T.CreateKnowledge, options?: RequestOptions): Promise<T.KnowledgeEntry> {
@@ -353,8 +375,10 @@ export class KnowledgeResource {
 
   /**
    * One knowledge entry (extension)
-   * @param id kn_…
+   *
    * `GET /api/v1/knowledge/{id}` (knowledge.get)
+   *
+   * @param id kn_…
    */
   get(id: string, params: T.KnowledgeGetParams, options?: RequestOptions): Promise<T.KnowledgeEntry> {
     return this.client.call<T.KnowledgeEntry>({ method: "GET", path: `/api/v1/knowledge/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -362,8 +386,10 @@ export class KnowledgeResource {
 
   /**
    * Change a knowledge entry (extension); sources and tags are replaced as a whole
-   * @param id kn_…
+   *
    * `PATCH /api/v1/knowledge/{id}` (knowledge.update)
+   *
+   * @param id kn_…
    */
   update(id: string, params: T.UpdateKnowledge, options?: RequestOptions): Promise<T.KnowledgeEntry> {
     return this.client.call<T.KnowledgeEntry>({ method: "PATCH", path: `/api/v1/knowledge/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -371,8 +397,10 @@ export class KnowledgeResource {
 
   /**
    * Delete a knowledge entry (extension)
-   * @param id kn_…
+   *
    * `DELETE /api/v1/knowledge/{id}` (knowledge.delete)
+   *
+   * @param id kn_…
    */
   delete(id: string, params: T.KnowledgeDeleteParams, options?: RequestOptions): Promise<T.KnowledgeEntry> {
     return this.client.call<T.KnowledgeEntry>({ method: "DELETE", path: `/api/v1/knowledge/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -386,6 +414,7 @@ export class SurveysResource {
 
   /**
    * Literature surveys, newest first, filtered by status, tag, linked paper and time
+   *
    * `GET /api/v1/surveys` (surveys.list)
    */
   list(params: T.SurveysListParams, options?: RequestOptions): PagePromise<T.Survey, ReadonlyArray<T.Survey>> {
@@ -394,6 +423,7 @@ export class SurveysResource {
 
   /**
    * Start a survey (as a draft)
+   *
    * `POST /api/v1/surveys` (surveys.create)
    */
   create(params: T.CreateSurvey, options?: RequestOptions): Promise<T.Survey> {
@@ -402,8 +432,10 @@ export class SurveysResource {
 
   /**
    * One survey (extension)
-   * @param id srv_…
+   *
    * `GET /api/v1/surveys/{id}` (surveys.get)
+   *
+   * @param id srv_…
    */
   get(id: string, params: T.SurveysGetParams, options?: RequestOptions): Promise<T.Survey> {
     return this.client.call<T.Survey>({ method: "GET", path: `/api/v1/surveys/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -411,8 +443,10 @@ export class SurveysResource {
 
   /**
    * Change a survey or move it through its lifecycle (extension)
-   * @param id srv_…
+   *
    * `PATCH /api/v1/surveys/{id}` (surveys.update)
+   *
+   * @param id srv_…
    */
   update(id: string, params: T.UpdateSurvey, options?: RequestOptions): Promise<T.Survey> {
     return this.client.call<T.Survey>({ method: "PATCH", path: `/api/v1/surveys/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -420,8 +454,10 @@ export class SurveysResource {
 
   /**
    * Delete a survey (extension)
-   * @param id srv_…
+   *
    * `DELETE /api/v1/surveys/{id}` (surveys.delete)
+   *
+   * @param id srv_…
    */
   delete(id: string, params: T.SurveysDeleteParams, options?: RequestOptions): Promise<T.Survey> {
     return this.client.call<T.Survey>({ method: "DELETE", path: `/api/v1/surveys/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -435,6 +471,7 @@ export class StandupsResource {
 
   /**
    * Standups, newest first, filtered by day range and author
+   *
    * `GET /api/v1/standups` (standups.list)
    */
   list(params: T.StandupsListParams, options?: RequestOptions): PagePromise<T.Standup, ReadonlyArray<T.Standup>> {
@@ -443,6 +480,7 @@ export class StandupsResource {
 
   /**
    * Post a standup (409 when the author has one for that day)
+   *
    * `POST /api/v1/standups` (standups.create)
    */
   create(params: T.CreateStandup, options?: RequestOptions): Promise<T.Standup> {
@@ -451,8 +489,10 @@ export class StandupsResource {
 
   /**
    * One standup (extension)
-   * @param id std_…
+   *
    * `GET /api/v1/standups/{id}` (standups.get)
+   *
+   * @param id std_…
    */
   get(id: string, params: T.StandupsGetParams, options?: RequestOptions): Promise<T.Standup> {
     return this.client.call<T.Standup>({ method: "GET", path: `/api/v1/standups/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -468,6 +508,7 @@ export class ProjectsResource {
 
   /**
    * Projects, newest first, filtered by status, a grouped item and time
+   *
    * `GET /api/v1/projects` (projects.list)
    */
   list(params: T.ProjectsListParams, options?: RequestOptions): PagePromise<T.Project, ReadonlyArray<T.Project>> {
@@ -476,6 +517,7 @@ export class ProjectsResource {
 
   /**
    * Create a project (it starts active)
+   *
    * `POST /api/v1/projects` (projects.create)
    */
   create(params: T.CreateProject, options?: RequestOptions): Promise<T.ProjectDetail> {
@@ -484,8 +526,10 @@ export class ProjectsResource {
 
   /**
    * One project with its items (extension)
-   * @param id prj_…
+   *
    * `GET /api/v1/projects/{id}` (projects.get)
+   *
+   * @param id prj_…
    */
   get(id: string, params: T.ProjectsGetParams, options?: RequestOptions): Promise<T.ProjectDetail> {
     return this.client.call<T.ProjectDetail>({ method: "GET", path: `/api/v1/projects/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -493,8 +537,10 @@ export class ProjectsResource {
 
   /**
    * Change a project or move it through its lifecycle (extension)
-   * @param id prj_…
+   *
    * `PATCH /api/v1/projects/{id}` (projects.update)
+   *
+   * @param id prj_…
    */
   update(id: string, params: T.UpdateProject, options?: RequestOptions): Promise<T.ProjectDetail> {
     return this.client.call<T.ProjectDetail>({ method: "PATCH", path: `/api/v1/projects/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -502,8 +548,10 @@ export class ProjectsResource {
 
   /**
    * Delete a project and its membership list; the items themselves stay (extension)
-   * @param id prj_…
+   *
    * `DELETE /api/v1/projects/{id}` (projects.delete)
+   *
+   * @param id prj_…
    */
   delete(id: string, params: T.ProjectsDeleteParams, options?: RequestOptions): Promise<T.ProjectDetail> {
     return this.client.call<T.ProjectDetail>({ method: "DELETE", path: `/api/v1/projects/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -517,8 +565,10 @@ export class ProjectsItemsResource {
 
   /**
    * Group an experiment, paper or task in the project (extension)
-   * @param id prj_…
+   *
    * `POST /api/v1/projects/{id}/items` (projects.addItem)
+   *
+   * @param id prj_…
    */
   add(id: string, params: T.AddProjectItem, options?: RequestOptions): Promise<T.ProjectItem> {
     return this.client.call<T.ProjectItem>({ method: "POST", path: `/api/v1/projects/${encodeURIComponent(id)}/items`, answer: "envelope", body: params }, options)
@@ -526,9 +576,11 @@ export class ProjectsItemsResource {
 
   /**
    * Take an item out of the project (extension)
+   *
+   * `DELETE /api/v1/projects/{id}/items/{itemId}` (projects.removeItem)
+   *
    * @param id prj_…
    * @param itemId a string at most 64 character(s) long
-   * `DELETE /api/v1/projects/{id}/items/{itemId}` (projects.removeItem)
    */
   remove(id: string, itemId: string, params: T.ProjectsItemsRemoveParams, options?: RequestOptions): Promise<T.ProjectItem> {
     return this.client.call<T.ProjectItem>({ method: "DELETE", path: `/api/v1/projects/${encodeURIComponent(id)}/items/${encodeURIComponent(itemId)}`, answer: "envelope", query: params }, options)
@@ -544,6 +596,7 @@ export class ChatsResource {
 
   /**
    * The lab's chats, newest first, without their messages (extension)
+   *
    * `GET /api/v1/chats` (chats.list)
    */
   list(params: T.ChatsListParams, options?: RequestOptions): PagePromise<T.Chat, ReadonlyArray<T.Chat>> {
@@ -552,6 +605,7 @@ export class ChatsResource {
 
   /**
    * Open a chat (extension)
+   *
    * `POST /api/v1/chats` (chats.create)
    */
   create(params: T.CreateChat, options?: RequestOptions): Promise<T.ChatDetail> {
@@ -560,8 +614,10 @@ export class ChatsResource {
 
   /**
    * One chat with its messages in order (extension)
-   * @param id chat_…
+   *
    * `GET /api/v1/chats/{id}` (chats.get)
+   *
+   * @param id chat_…
    */
   get(id: string, params: T.ChatsGetParams, options?: RequestOptions): Promise<T.ChatDetail> {
     return this.client.call<T.ChatDetail>({ method: "GET", path: `/api/v1/chats/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -569,8 +625,10 @@ export class ChatsResource {
 
   /**
    * Set a chat's title or outcome (extension); the outcome is frozen once promoted
-   * @param id chat_…
+   *
    * `PATCH /api/v1/chats/{id}` (chats.update)
+   *
+   * @param id chat_…
    */
   update(id: string, params: T.UpdateChat, options?: RequestOptions): Promise<T.ChatDetail> {
     return this.client.call<T.ChatDetail>({ method: "PATCH", path: `/api/v1/chats/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -578,8 +636,10 @@ export class ChatsResource {
 
   /**
    * Turn the chat's outcome into a knowledge entry or a task, once (409 without an outcome or when promoted already)
-   * @param id chat_…
+   *
    * `POST /api/v1/chats/{id}/promote` (chats.promote)
+   *
+   * @param id chat_…
    */
   promote(id: string, params: T.PromoteChat, options?: RequestOptions): Promise<T.ChatPromotionResult> {
     return this.client.call<T.ChatPromotionResult>({ method: "POST", path: `/api/v1/chats/${encodeURIComponent(id)}/promote`, answer: "envelope", body: params }, options)
@@ -593,8 +653,10 @@ export class ChatsMessagesResource {
 
   /**
    * Append a message (extension)
-   * @param id chat_…
+   *
    * `POST /api/v1/chats/{id}/messages` (chats.addMessage)
+   *
+   * @param id chat_…
    */
   add(id: string, params: T.AddChatMessage, options?: RequestOptions): Promise<T.ChatMessage> {
     return this.client.call<T.ChatMessage>({ method: "POST", path: `/api/v1/chats/${encodeURIComponent(id)}/messages`, answer: "envelope", body: params }, options)
@@ -610,6 +672,7 @@ export class PapersResource {
 
   /**
    * The lab's papers, newest first, filtered by status and creation time
+   *
    * `GET /api/v1/papers` (papers.list)
    */
   list(params: T.PapersListParams, options?: RequestOptions): PagePromise<T.Paper, ReadonlyArray<T.Paper>> {
@@ -618,6 +681,7 @@ export class PapersResource {
 
   /**
    * Create a paper (a draft, version 1)
+   *
    * `POST /api/v1/papers` (papers.create)
    */
   create(params: T.CreatePaper, options?: RequestOptions): Promise<T.Paper> {
@@ -626,8 +690,10 @@ export class PapersResource {
 
   /**
    * One paper with its publish-loop state and steps (extension)
-   * @param id paper_…
+   *
    * `GET /api/v1/papers/{id}` (papers.get)
+   *
+   * @param id paper_…
    */
   get(id: string, params: T.PapersGetParams, options?: RequestOptions): Promise<T.Paper> {
     return this.client.call<T.Paper>({ method: "GET", path: `/api/v1/papers/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -635,8 +701,10 @@ export class PapersResource {
 
   /**
    * Change a paper; a change to a published paper starts its next version as a draft (extension)
-   * @param id paper_…
+   *
    * `PATCH /api/v1/papers/{id}` (papers.update)
+   *
+   * @param id paper_…
    */
   update(id: string, params: T.UpdatePaper, options?: RequestOptions): Promise<T.Paper> {
     return this.client.call<T.Paper>({ method: "PATCH", path: `/api/v1/papers/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -644,8 +712,10 @@ export class PapersResource {
 
   /**
    * Delete a paper that was never published (extension)
-   * @param id paper_…
+   *
    * `DELETE /api/v1/papers/{id}` (papers.delete)
+   *
+   * @param id paper_…
    */
   delete(id: string, params: T.PapersDeleteParams, options?: RequestOptions): Promise<T.Paper> {
     return this.client.call<T.Paper>({ method: "DELETE", path: `/api/v1/papers/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -653,8 +723,10 @@ export class PapersResource {
 
   /**
    * Start the publish loop: check the paper's files exist in the lab and advance it step by step to published
-   * @param id paper_…
+   *
    * `POST /api/v1/papers/{id}/publish-loop` (papers.publishLoop)
+   *
+   * @param id paper_…
    */
   publishLoop(id: string, params: T.PapersPublishLoopParams, options?: RequestOptions): Promise<T.Paper> {
     return this.client.call<T.Paper>({ method: "POST", path: `/api/v1/papers/${encodeURIComponent(id)}/publish-loop`, answer: "envelope", body: params }, options)
@@ -662,8 +734,10 @@ export class PapersResource {
 
   /**
    * Move a paper along its lifecycle by hand: a review decision, a resubmission, a withdrawal (extension)
-   * @param id paper_…
+   *
    * `POST /api/v1/papers/{id}/transition` (papers.transition)
+   *
+   * @param id paper_…
    */
   transition(id: string, params: T.TransitionPaper, options?: RequestOptions): Promise<T.Paper> {
     return this.client.call<T.Paper>({ method: "POST", path: `/api/v1/papers/${encodeURIComponent(id)}/transition`, answer: "envelope", body: params }, options)
@@ -677,8 +751,10 @@ export class PapersVersionsResource {
 
   /**
    * The paper's published versions, frozen, newest first (extension)
-   * @param id paper_…
+   *
    * `GET /api/v1/papers/{id}/versions` (papers.versions)
+   *
+   * @param id paper_…
    */
   list(id: string, params: T.PapersVersionsListParams, options?: RequestOptions): PagePromise<T.PaperVersion, ReadonlyArray<T.PaperVersion>> {
     return this.client.list<T.PaperVersion, ReadonlyArray<T.PaperVersion>>({ method: "GET", path: `/api/v1/papers/${encodeURIComponent(id)}/versions`, answer: "envelope", query: params }, options)
@@ -692,6 +768,7 @@ export class DatasetsResource {
 
   /**
    * The lab's datasets, newest first, filtered by format, tag and creation time
+   *
    * `GET /api/v1/datasets` (datasets.list)
    */
   list(params: T.DatasetsListParams, options?: RequestOptions): PagePromise<T.Dataset, ReadonlyArray<T.Dataset>> {
@@ -700,6 +777,7 @@ export class DatasetsResource {
 
   /**
    * Register a dataset at a uri or a lab path (version 1)
+   *
    * `POST /api/v1/datasets` (datasets.create)
    */
   create(params: T.CreateDataset, options?: RequestOptions): Promise<T.Dataset> {
@@ -708,8 +786,10 @@ export class DatasetsResource {
 
   /**
    * One dataset (extension)
-   * @param id ds_…
+   *
    * `GET /api/v1/datasets/{id}` (datasets.get)
+   *
+   * @param id ds_…
    */
   get(id: string, params: T.DatasetsGetParams, options?: RequestOptions): Promise<T.Dataset> {
     return this.client.call<T.Dataset>({ method: "GET", path: `/api/v1/datasets/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -717,8 +797,10 @@ export class DatasetsResource {
 
   /**
    * Change a dataset; a change of its content fields raises its version (extension)
-   * @param id ds_…
+   *
    * `PATCH /api/v1/datasets/{id}` (datasets.update)
+   *
+   * @param id ds_…
    */
   update(id: string, params: T.UpdateDataset, options?: RequestOptions): Promise<T.Dataset> {
     return this.client.call<T.Dataset>({ method: "PATCH", path: `/api/v1/datasets/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -726,8 +808,10 @@ export class DatasetsResource {
 
   /**
    * Delete a dataset's record (the data itself is not touched) (extension)
-   * @param id ds_…
+   *
    * `DELETE /api/v1/datasets/{id}` (datasets.delete)
+   *
+   * @param id ds_…
    */
   delete(id: string, params: T.DatasetsDeleteParams, options?: RequestOptions): Promise<T.Dataset> {
     return this.client.call<T.Dataset>({ method: "DELETE", path: `/api/v1/datasets/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -741,6 +825,7 @@ export class FiguresResource {
 
   /**
    * The lab's figures: images and PDFs of the linked repository and registered figures, newest first
+   *
    * `GET /api/v1/figures` (figures.list)
    */
   list(params: T.FiguresListParams, options?: RequestOptions): PagePromise<T.Figure, ReadonlyArray<T.Figure>> {
@@ -749,6 +834,7 @@ export class FiguresResource {
 
   /**
    * Register a figure (a lab path or a URL), for instance one an experiment produced (extension)
+   *
    * `POST /api/v1/figures` (figures.create)
    */
   create(params: T.CreateFigure, options?: RequestOptions): Promise<T.Figure> {
@@ -757,8 +843,10 @@ export class FiguresResource {
 
   /**
    * One figure (extension)
-   * @param id fig_…
+   *
    * `GET /api/v1/figures/{id}` (figures.get)
+   *
+   * @param id fig_…
    */
   get(id: string, params: T.FiguresGetParams, options?: RequestOptions): Promise<T.Figure> {
     return this.client.call<T.Figure>({ method: "GET", path: `/api/v1/figures/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -766,8 +854,10 @@ export class FiguresResource {
 
   /**
    * Change a figure's title, caption or experiment (extension)
-   * @param id fig_…
+   *
    * `PATCH /api/v1/figures/{id}` (figures.update)
+   *
+   * @param id fig_…
    */
   update(id: string, params: T.UpdateFigure, options?: RequestOptions): Promise<T.Figure> {
     return this.client.call<T.Figure>({ method: "PATCH", path: `/api/v1/figures/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -775,8 +865,10 @@ export class FiguresResource {
 
   /**
    * Delete a registered figure; a git figure is deleted in the repository (extension)
-   * @param id fig_…
+   *
    * `DELETE /api/v1/figures/{id}` (figures.delete)
+   *
+   * @param id fig_…
    */
   delete(id: string, params: T.FiguresDeleteParams, options?: RequestOptions): Promise<T.Figure> {
     return this.client.call<T.Figure>({ method: "DELETE", path: `/api/v1/figures/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -836,32 +928,36 @@ export class BackupsResource {
   }
 
   /**
-   * @param id bkp_…
    * `GET /api/v1/backups/{id}` (backups.get)
+   *
+   * @param id bkp_…
    */
   get(id: string, params: T.BackupsGetParams, options?: RequestOptions): Promise<T.Backup> {
     return this.client.call<T.Backup>({ method: "GET", path: `/api/v1/backups/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
   }
 
   /**
-   * @param id bkp_…
    * `DELETE /api/v1/backups/{id}` (backups.delete)
+   *
+   * @param id bkp_…
    */
   delete(id: string, params: T.BackupsDeleteParams, options?: RequestOptions): Promise<T.Backup> {
     return this.client.call<T.Backup>({ method: "DELETE", path: `/api/v1/backups/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
   }
 
   /**
-   * @param id bkp_…
    * `POST /api/v1/backups/{id}/restore` (backups.restore)
+   *
+   * @param id bkp_…
    */
   restore(id: string, params: T.BackupsRestoreParams, options?: RequestOptions): Promise<T.Backup> {
     return this.client.call<T.Backup>({ method: "POST", path: `/api/v1/backups/${encodeURIComponent(id)}/restore`, answer: "envelope", body: params }, options)
   }
 
   /**
-   * @param id bkp_…
    * `GET /api/v1/backups/{id}/download` (backups.download)
+   *
+   * @param id bkp_…
    */
   download(id: string, params: T.BackupsDownloadParams, options?: RequestOptions): Promise<Uint8Array> {
     return this.client.call<Uint8Array>({ method: "GET", path: `/api/v1/backups/${encodeURIComponent(id)}/download`, answer: "binary", query: params }, options)
@@ -894,6 +990,7 @@ export class ExperimentsResource {
 
   /**
    * The lab's experiments, newest first
+   *
    * `GET /api/v1/experiments` (experiments.list)
    */
   list(params: T.ExperimentsListParams, options?: RequestOptions): PagePromise<T.Experiment, ReadonlyArray<T.Experiment>> {
@@ -902,6 +999,7 @@ export class ExperimentsResource {
 
   /**
    * Create a draft experiment, from scratch or from a template (templateId)
+   *
    * `POST /api/v1/experiments` (experiments.create)
    */
   create(params: T.CreateExperiment, options?: RequestOptions): Promise<T.Experiment> {
@@ -910,8 +1008,10 @@ export class ExperimentsResource {
 
   /**
    * One experiment (extension)
-   * @param id exp_…
+   *
    * `GET /api/v1/experiments/{id}` (experiments.get)
+   *
+   * @param id exp_…
    */
   get(id: string, params: T.ExperimentsGetParams, options?: RequestOptions): Promise<T.Experiment> {
     return this.client.call<T.Experiment>({ method: "GET", path: `/api/v1/experiments/${encodeURIComponent(id)}`, answer: "envelope", query: params }, options)
@@ -919,8 +1019,10 @@ export class ExperimentsResource {
 
   /**
    * Change name, description, hypothesis, projectId, or params until it runs (extension)
-   * @param id exp_…
+   *
    * `PATCH /api/v1/experiments/{id}` (experiments.update)
+   *
+   * @param id exp_…
    */
   update(id: string, params: T.UpdateExperiment, options?: RequestOptions): Promise<T.Experiment> {
     return this.client.call<T.Experiment>({ method: "PATCH", path: `/api/v1/experiments/${encodeURIComponent(id)}`, answer: "envelope", body: params }, options)
@@ -928,8 +1030,10 @@ export class ExperimentsResource {
 
   /**
    * draft, queued or running → cancelled (extension)
-   * @param id exp_…
+   *
    * `POST /api/v1/experiments/{id}/cancel` (experiments.cancel)
+   *
+   * @param id exp_…
    */
   cancel(id: string, params: T.ExperimentAction, options?: RequestOptions): Promise<T.Experiment> {
     return this.client.call<T.Experiment>({ method: "POST", path: `/api/v1/experiments/${encodeURIComponent(id)}/cancel`, answer: "envelope", body: params }, options)
@@ -937,8 +1041,10 @@ export class ExperimentsResource {
 
   /**
    * running → completed (extension)
-   * @param id exp_…
+   *
    * `POST /api/v1/experiments/{id}/complete` (experiments.complete)
+   *
+   * @param id exp_…
    */
   complete(id: string, params: T.ExperimentAction, options?: RequestOptions): Promise<T.Experiment> {
     return this.client.call<T.Experiment>({ method: "POST", path: `/api/v1/experiments/${encodeURIComponent(id)}/complete`, answer: "envelope", body: params }, options)
@@ -946,8 +1052,10 @@ export class ExperimentsResource {
 
   /**
    * running → failed (extension)
-   * @param id exp_…
+   *
    * `POST /api/v1/experiments/{id}/fail` (experiments.fail)
+   *
+   * @param id exp_…
    */
   fail(id: string, params: T.ExperimentAction, options?: RequestOptions): Promise<T.Experiment> {
     return this.client.call<T.Experiment>({ method: "POST", path: `/api/v1/experiments/${encodeURIComponent(id)}/fail`, answer: "envelope", body: params }, options)
@@ -961,6 +1069,7 @@ export class ExperimentsTemplatesResource {
 
   /**
    * The lab's experiment templates, newest first
+   *
    * `GET /api/v1/experiments/templates` (experiments.listTemplates)
    */
   list(params: T.ExperimentsTemplatesListParams, options?: RequestOptions): PagePromise<T.ExperimentTemplate, ReadonlyArray<T.ExperimentTemplate>> {
@@ -969,6 +1078,7 @@ export class ExperimentsTemplatesResource {
 
   /**
    * Create a template: name, description, paramsSchema, defaults
+   *
    * `POST /api/v1/experiments/templates` (experiments.createTemplate)
    */
   create(params: T.CreateExperimentTemplate, options?: RequestOptions): Promise<T.ExperimentTemplate> {
@@ -983,6 +1093,7 @@ export class ExperimentsQueuesResource {
 
   /**
    * The lab's queues with their length and waiting time, newest first
+   *
    * `GET /api/v1/experiments/queues` (experiments.listQueues)
    */
   list(params: T.ExperimentsQueuesListParams, options?: RequestOptions): PagePromise<T.ExperimentQueue, ReadonlyArray<T.ExperimentQueue>> {
@@ -991,6 +1102,7 @@ export class ExperimentsQueuesResource {
 
   /**
    * Create a queue ({labId, name}) or enqueue a draft experiment ({labId, queueId, experimentId})
+   *
    * `POST /api/v1/experiments/queues` (experiments.queue)
    */
   create(params: T.ExperimentQueueRequest, options?: RequestOptions): Promise<T.ExperimentQueue> {
@@ -1005,6 +1117,7 @@ export class ExperimentsCostsResource {
 
   /**
    * Cost records, newest first, with their totals in meta.totals
+   *
    * `GET /api/v1/experiments/costs` (experiments.listCosts)
    */
   list(params: T.ExperimentsCostsListParams, options?: RequestOptions): PagePromise<T.ExperimentCost, ReadonlyArray<T.ExperimentCost>> {
@@ -1013,6 +1126,7 @@ export class ExperimentsCostsResource {
 
   /**
    * Record a cost of an experiment
+   *
    * `POST /api/v1/experiments/costs` (experiments.createCost)
    */
   create(params: T.CreateExperimentCost, options?: RequestOptions): Promise<T.ExperimentCost> {
@@ -1027,8 +1141,10 @@ export class ExperimentsMetricsResource {
 
   /**
    * Metric points in the order they were appended, optionally of one key (extension)
-   * @param id exp_…
+   *
    * `GET /api/v1/experiments/{id}/metrics` (experiments.listMetrics)
+   *
+   * @param id exp_…
    */
   list(id: string, params: T.ExperimentsMetricsListParams, options?: RequestOptions): PagePromise<T.MetricPoint, ReadonlyArray<T.MetricPoint>> {
     return this.client.list<T.MetricPoint, ReadonlyArray<T.MetricPoint>>({ method: "GET", path: `/api/v1/experiments/${encodeURIComponent(id)}/metrics`, answer: "envelope", query: params }, options)
@@ -1036,8 +1152,10 @@ export class ExperimentsMetricsResource {
 
   /**
    * Append metric points to a running experiment (extension)
-   * @param id exp_…
+   *
    * `POST /api/v1/experiments/{id}/metrics` (experiments.logMetrics)
+   *
+   * @param id exp_…
    */
   log(id: string, params: T.LogMetrics, options?: RequestOptions): Promise<ReadonlyArray<T.MetricPoint>> {
     return this.client.call<ReadonlyArray<T.MetricPoint>>({ method: "POST", path: `/api/v1/experiments/${encodeURIComponent(id)}/metrics`, answer: "envelope", body: params }, options)
@@ -1051,6 +1169,7 @@ export class PodsResource {
 
   /**
    * The lab's pods, newest first
+   *
    * `GET /api/v1/pods` (pods.list)
    */
   list(params: T.PodsListParams, options?: RequestOptions): PagePromise<T.Pod, ReadonlyArray<T.Pod>> {
@@ -1059,6 +1178,7 @@ export class PodsResource {
 
   /**
    * Extension: create a pod (stopped) in the lab.
+   *
    * `POST /api/v1/pods` (pods.create)
    */
   create(params: T.CreatePod, options?: RequestOptions): Promise<T.Pod> {
@@ -1067,8 +1187,10 @@ export class PodsResource {
 
   /**
    * Extension: one pod, with uptime and cost computed from its sessions.
-   * @param podId pod_…
+   *
    * `GET /api/v1/pods/{podId}` (pods.get)
+   *
+   * @param podId pod_…
    */
   get(podId: string, params: T.PodsGetParams, options?: RequestOptions): Promise<T.Pod> {
     return this.client.call<T.Pod>({ method: "GET", path: `/api/v1/pods/${encodeURIComponent(podId)}`, answer: "envelope", query: params }, options)
@@ -1076,8 +1198,10 @@ export class PodsResource {
 
   /**
    * Extension: delete a stopped or failed pod (409 otherwise). Its sessions, and so its costs, stay.
-   * @param podId pod_…
+   *
    * `DELETE /api/v1/pods/{podId}` (pods.delete)
+   *
+   * @param podId pod_…
    */
   delete(podId: string, params: T.PodsDeleteParams, options?: RequestOptions): Promise<T.Pod> {
     return this.client.call<T.Pod>({ method: "DELETE", path: `/api/v1/pods/${encodeURIComponent(podId)}`, answer: "envelope", query: params }, options)
@@ -1085,8 +1209,10 @@ export class PodsResource {
 
   /**
    * 202 with `starting` (or `running` when it already runs). Safe to repeat. 403 quota_exceeded past the plan's running pods.
-   * @param podId pod_…
+   *
    * `POST /api/v1/pods/{podId}/start` (pods.start)
+   *
+   * @param podId pod_…
    */
   start(podId: string, params: T.PodAction, options?: RequestOptions): Promise<T.Pod> {
     return this.client.call<T.Pod>({ method: "POST", path: `/api/v1/pods/${encodeURIComponent(podId)}/start`, answer: "envelope", body: params }, options)
@@ -1094,8 +1220,10 @@ export class PodsResource {
 
   /**
    * 202 with `stopping` (or `stopped` when it is not running). Safe to repeat.
-   * @param podId pod_…
+   *
    * `POST /api/v1/pods/{podId}/stop` (pods.stop)
+   *
+   * @param podId pod_…
    */
   stop(podId: string, params: T.PodAction, options?: RequestOptions): Promise<T.Pod> {
     return this.client.call<T.Pod>({ method: "POST", path: `/api/v1/pods/${encodeURIComponent(podId)}/stop`, answer: "envelope", body: params }, options)
@@ -1109,6 +1237,7 @@ export class CostsResource {
 
   /**
    * The lab's costs by UTC day, currency and category: pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted.
+   *
    * `GET /api/v1/costs` (costs.report)
    */
   report(params: T.CostsReportParams, options?: RequestOptions): Promise<T.CostReport> {
