@@ -228,6 +228,23 @@ describe("the TypeScript client", () => {
     expect(always.seen).toHaveLength(3)
   })
 
+  it("waits out a 409 with Retry-After (its first try still running) and gets the answer; a plain 409 is not retried", async () => {
+    const running = await front((i) =>
+      i === 0
+        ? { kind: "answer", status: 409, headers: { "retry-after": "1" }, body: envelope("conflict", 409) }
+        : { kind: "pass" }
+    )
+    const client = new LabServiceClient({ apiKey: fx.writer, baseUrl: running.baseUrl })
+    const task = await client.tasks.create({ labId: fx.lab.id, title: "after a running repeat" })
+    expect(task.title).toBe("after a running repeat")
+    expect(running.seen.map((r) => r.idempotencyKey)).toEqual([running.seen[0]!.idempotencyKey, running.seen[0]!.idempotencyKey])
+
+    const conflicting = await front(() => ({ kind: "answer", status: 409, body: envelope("conflict", 409) }))
+    const error = await refusal(() => new LabServiceClient({ apiKey: fx.writer, baseUrl: conflicting.baseUrl }).tasks.create({ labId: fx.lab.id, title: "x" }))
+    expect(error).toBeInstanceOf(ConflictError)
+    expect(conflicting.seen).toHaveLength(1)
+  })
+
   it("uses the caller's idempotency key when given one", async () => {
     const seen = await front(() => ({ kind: "pass" }))
     const client = new LabServiceClient({ apiKey: fx.writer, baseUrl: seen.baseUrl })

@@ -1,7 +1,7 @@
 /**
  * One HTTP call with the client's policy: credential, timeout, retries with
  * exponential backoff and jitter (honouring Retry-After) on a dropped
- * connection, a timeout, 429 and 503, and one Idempotency-Key per write that
+ * connection, a timeout, 429, 503 and a 409 "still running", and one Idempotency-Key per write that
  * every retry repeats, so the service does the work once.
  */
 import { ApiError, ConnectionError, LabServiceError, TimeoutError, apiErrorOf } from "./errors.js"
@@ -99,8 +99,15 @@ export const retryDelay = (retry: number, headers: Headers | undefined): number 
   return step * (0.75 + Math.random() * 0.25)
 }
 
+/**
+ * A dropped connection, a timeout, 429 and 503; and a 409 with Retry-After,
+ * which the service answers to a retry whose first try (same idempotency key)
+ * is still running: waiting gets the first try's answer.
+ */
 const isRetryable = (error: LabServiceError) =>
-  error instanceof ConnectionError || (error instanceof ApiError && (error.status === 429 || error.status === 503))
+  error instanceof ConnectionError ||
+  (error instanceof ApiError &&
+    (error.status === 429 || error.status === 503 || (error.status === 409 && error.headers.has("retry-after"))))
 
 const queryString = (query: object | undefined): string => {
   const search = new URLSearchParams()
