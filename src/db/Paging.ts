@@ -41,6 +41,8 @@ export const Limit = Schema.NumberFromString.pipe(
   Schema.between(1, MAX_LIMIT)
 ).annotations({
   description: `page size, default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}`,
+  // a URL parameter travels as text, but the contract's clients send an integer
+  jsonSchema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, description: `page size, default ${DEFAULT_LIMIT}, max ${MAX_LIMIT}` },
   message: () => ({ message: `must be an integer from 1 to ${MAX_LIMIT}`, override: true })
 })
 
