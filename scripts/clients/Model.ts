@@ -42,8 +42,14 @@ export interface Operation {
   readonly description: string | undefined
   readonly pathParams: ReadonlyArray<Param>
   readonly queryParams: ReadonlyArray<Param>
-  /** the application/json request body, or undefined for none */
-  readonly body: { readonly schema: JsonSchema; readonly required: boolean } | undefined
+  /**
+   * The application/json request body, or undefined for none. `schema` names
+   * the properties as clients do; `wireNames` maps each renamed one (client
+   * name → name on the wire), so an emitter renames before sending.
+   */
+  readonly body:
+    | { readonly schema: JsonSchema; readonly required: boolean; readonly wireNames: Readonly<Record<string, string>> }
+    | undefined
   readonly success: Success
   /**
    * A paginated list: takes `cursor` and `limit` and answers `meta.next_cursor`;
@@ -87,6 +93,17 @@ export const OVERRIDES: Readonly<Record<string, { readonly namespace?: ReadonlyA
   "health.readyz": { name: "ready" }
 }
 
+/**
+ * Fields clients name otherwise than the wire (keyed by operationId, wire name
+ * → client name): the `sha` a write compares against is the sha the caller
+ * expects the file to have now.
+ */
+export const CLIENT_NAMES: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "files.write": { sha: "expectedSha" },
+  "files.update": { sha: "expectedSha" },
+  "files.delete": { sha: "expectedSha" }
+}
+
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
 const asRecord = (u: unknown): Record<string, unknown> => (isRecord(u) ? u : {})
 const asString = (u: unknown): string | undefined => (typeof u === "string" ? u : undefined)
@@ -118,12 +135,12 @@ const clientParamSchema = (name: string, schema: Record<string, unknown>): JsonS
   return schema
 }
 
-const paramOf = (p: Record<string, unknown>): Param => {
+const paramOf = (operationId: string) => (p: Record<string, unknown>): Param => {
   const wireName = asString(p["name"]) ?? ""
   const schema = clientParamSchema(wireName, asRecord(p["schema"]))
   const description = asString(p["description"])
   return {
-    name: wireName,
+    name: CLIENT_NAMES[operationId]?.[wireName] ?? wireName,
     wireName,
     required: p["required"] === true,
     schema,
@@ -198,6 +215,26 @@ export const nameOf = (
   return { namespace: override?.namespace ?? namespace, name: override?.name ?? name }
 }
 
+/** The body schema with the client's property names, and the renames made. */
+const clientBody = (doc: Record<string, unknown>, operationId: string, schema: Record<string, unknown>) => {
+  const renames = CLIENT_NAMES[operationId] ?? {}
+  const resolved = resolveRef(doc, schema)
+  const properties = asRecord(resolved["properties"])
+  const wireNames: Record<string, string> = {}
+  for (const wire of Object.keys(properties)) if (renames[wire] !== undefined) wireNames[renames[wire]] = wire
+  if (Object.keys(wireNames).length === 0) return { schema, wireNames }
+  const clientName = (wire: string) => renames[wire] ?? wire
+  const required = Array.isArray(resolved["required"]) ? resolved["required"].map((r) => clientName(String(r))) : []
+  return {
+    schema: {
+      ...resolved,
+      required,
+      properties: Object.fromEntries(Object.entries(properties).map(([wire, s]) => [clientName(wire), s]))
+    },
+    wireNames
+  }
+}
+
 const METHODS = ["get", "post", "patch", "put", "delete"] as const
 
 export const buildModel = (doc: Record<string, unknown> = openApiDocument()): Model => {
@@ -216,8 +253,8 @@ export const buildModel = (doc: Record<string, unknown> = openApiDocument()): Mo
       }
       const method = lower.toUpperCase() as Operation["method"]
       const params = (Array.isArray(op["parameters"]) ? op["parameters"] : []).map(asRecord).filter((p) => !("$ref" in p))
-      const pathParams = params.filter((p) => p["in"] === "path").map(paramOf)
-      const queryParams = params.filter((p) => p["in"] === "query").map(paramOf)
+      const pathParams = params.filter((p) => p["in"] === "path").map(paramOf(operationId))
+      const queryParams = params.filter((p) => p["in"] === "query").map(paramOf(operationId))
       const requestBody = asRecord(op["requestBody"])
       const jsonBody = asRecord(asRecord(requestBody["content"])["application/json"])
       const { success, page } = successOf(doc, asRecord(op["responses"]))
@@ -232,7 +269,10 @@ export const buildModel = (doc: Record<string, unknown> = openApiDocument()): Mo
         description: asString(op["description"]),
         pathParams,
         queryParams,
-        body: "schema" in jsonBody ? { schema: asRecord(jsonBody["schema"]), required: requestBody["required"] === true } : undefined,
+        body:
+          "schema" in jsonBody
+            ? { ...clientBody(doc, operationId, asRecord(jsonBody["schema"])), required: requestBody["required"] === true }
+            : undefined,
         success,
         pagination,
         isWrite: method === "POST" || method === "PATCH" || method === "DELETE",
