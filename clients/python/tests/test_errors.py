@@ -4,9 +4,12 @@ import threading
 import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import builtins
+
 from lab_service import (
-    APIConnectionError,
-    APITimeoutError,
+    ApiError,
+    ConnectionError,
+    TimeoutError,
     AuthenticationError,
     BadGatewayError,
     BadRequestError,
@@ -99,6 +102,7 @@ class EveryCodeTest(unittest.TestCase):
                     client.tasks.create(title="t")
                 error = raised.exception
                 self.assertIs(type(error), cls)
+                self.assertIsInstance(error, ApiError)
                 self.assertIsInstance(error, LabServiceError)
                 self.assertEqual((error.status, error.code, error.message), (status, code, f"canned {code}"))
                 self.assertEqual(error.request_id, f"req_{code}")
@@ -106,11 +110,13 @@ class EveryCodeTest(unittest.TestCase):
 
     def test_a_refused_connection_is_an_api_connection_error(self) -> None:
         client = LabService("key", f"http://127.0.0.1:{free_port()}", lab_id="lab_x", max_retries=0)
-        with self.assertRaises(APIConnectionError) as raised:
+        with self.assertRaises(ConnectionError) as raised:
             client.tasks.create(title="t")
-        self.assertNotIsInstance(raised.exception, APITimeoutError)
+        self.assertNotIsInstance(raised.exception, TimeoutError)
         self.assertIsNone(raised.exception.status)
         self.assertIsInstance(raised.exception, LabServiceError)
+        self.assertIsInstance(raised.exception, builtins.ConnectionError)
+        self.assertNotIsInstance(raised.exception, ApiError)
 
 
 @needs_server

@@ -2,7 +2,7 @@
 import asyncio
 import unittest
 
-from lab_service import APITimeoutError, AsyncLabService, LabService, RateLimitedError, ServiceUnavailableError
+from lab_service import TimeoutError, AsyncLabService, LabService, RateLimitedError, ServiceUnavailableError
 
 from support import API_KEY, BASE_URL, LAB_ID, Clock, Proxy, forward, needs_server, unique
 
@@ -95,12 +95,12 @@ class TimeoutTest(unittest.TestCase):
         with Proxy(BASE_URL, lambda n: ("delay", 1.5, {})) as proxy:
             client = LabService(API_KEY, proxy.url, lab_id=LAB_ID, timeout=0.3, max_retries=0)
             with Clock() as clock:
-                with self.assertRaises(APITimeoutError) as raised:
+                with self.assertRaises(TimeoutError) as raised:
                     client.tasks.list().first_page()
             self.assertLess(clock.seconds, 1.2)
             self.assertEqual(raised.exception.code, "timeout")
             # the call's own timeout wins over the client's
             page = client.tasks.list(timeout=10).first_page()
             self.assertIsNotNone(page.request_id)
-            with self.assertRaises(APITimeoutError):
+            with self.assertRaises(TimeoutError):
                 LabService(API_KEY, proxy.url, lab_id=LAB_ID, max_retries=0).tasks.list(timeout=0.3).first_page()

@@ -1,4 +1,6 @@
-"""The errors a call can raise: one class per envelope code, all under LabServiceError (written by hand)."""
+"""The errors a call can raise: one class per envelope code under ApiError, ConnectionError and TimeoutError for
+calls that got no answer, all under LabServiceError; the names are the TypeScript client's (written by hand)."""
+import builtins
 from typing import Any, Dict, Mapping, Optional, Type
 
 
@@ -30,29 +32,36 @@ class LabServiceError(Exception):
         return f"{status}{self.code}: {self.message}{where}"
 
 
-class APIConnectionError(LabServiceError):
-    """No answer: the connection was refused, dropped, or failed before a status came back."""
+class ApiError(LabServiceError):
+    """The service answered with an error envelope {error: {code, message, status}}: status is never None."""
+
+    status: int
+
+
+class ConnectionError(LabServiceError, builtins.ConnectionError):
+    """No answer: the connection was refused, dropped, or failed before a status came back. Also a builtin
+    ConnectionError, so `except ConnectionError` catches it whichever of the two names is in scope."""
 
     def __init__(self, message: str, *, code: str = "connection_error") -> None:
-        super().__init__(message, code=code)
+        LabServiceError.__init__(self, message, code=code)
 
 
-class APITimeoutError(APIConnectionError):
-    """No answer within the timeout."""
+class TimeoutError(ConnectionError, builtins.TimeoutError):
+    """No answer within the timeout; a builtin TimeoutError too."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(message, code="timeout")
+        ConnectionError.__init__(self, message, code="timeout")
 
 
-class BadRequestError(LabServiceError):
+class BadRequestError(ApiError):
     """400 bad_request"""
 
 
-class AuthenticationError(LabServiceError):
+class AuthenticationError(ApiError):
     """401 unauthorized: the API key or JWT is missing, unknown, expired or revoked."""
 
 
-class PermissionDeniedError(LabServiceError):
+class PermissionDeniedError(ApiError):
     """403 forbidden: the credential lacks the scope this call needs."""
 
 
@@ -60,35 +69,35 @@ class QuotaExceededError(PermissionDeniedError):
     """403 quota_exceeded: the lab's allocation (keys, pods, stored bytes, backups) would be passed."""
 
 
-class NotFoundError(LabServiceError):
+class NotFoundError(ApiError):
     """404 not_found"""
 
 
-class MethodNotAllowedError(LabServiceError):
+class MethodNotAllowedError(ApiError):
     """405 method_not_allowed"""
 
 
-class ConflictError(LabServiceError):
+class ConflictError(ApiError):
     """409 conflict: the resource changed (an expected_sha that no longer matches) or is in another state."""
 
 
-class PreconditionFailedError(LabServiceError):
+class PreconditionFailedError(ApiError):
     """412 precondition_failed: the lab lacks what the call needs (a linked repository, a webhook secret)."""
 
 
-class PayloadTooLargeError(LabServiceError):
+class PayloadTooLargeError(ApiError):
     """413 payload_too_large"""
 
 
-class UnsupportedMediaTypeError(LabServiceError):
+class UnsupportedMediaTypeError(ApiError):
     """415 unsupported_media_type"""
 
 
-class ValidationError(LabServiceError):
+class ValidationError(ApiError):
     """422 validation_error: an argument was refused; the message names it."""
 
 
-class RateLimitedError(LabServiceError):
+class RateLimitedError(ApiError):
     """429 rate_limited, raised once the retries are spent; retry_after is the server's wait in seconds."""
 
     @property
@@ -98,23 +107,23 @@ class RateLimitedError(LabServiceError):
         return retry_after_seconds(self.headers)
 
 
-class HeadersTooLargeError(LabServiceError):
+class HeadersTooLargeError(ApiError):
     """431 headers_too_large"""
 
 
-class ServerError(LabServiceError):
+class ServerError(ApiError):
     """500 server_error, or any 5xx without a class of its own."""
 
 
-class BadGatewayError(ServerError):
+class BadGatewayError(ApiError):
     """502 bad_gateway: the linked git host failed."""
 
 
-class ServiceUnavailableError(ServerError):
+class ServiceUnavailableError(ApiError):
     """503 service_unavailable: the service is stopping or busy; raised once the retries are spent."""
 
 
-class InsufficientStorageError(ServerError):
+class InsufficientStorageError(ApiError):
     """507 insufficient_storage: the server's disk is below its reserve; reads go on."""
 
 
@@ -176,4 +185,4 @@ def error_from_response(status: int, body: Any, headers: Mapping[str, str]) -> L
 
 
 def _fallback(status: int) -> Type[LabServiceError]:
-    return ServerError if status >= 500 else LabServiceError
+    return ServerError if status >= 500 else ApiError

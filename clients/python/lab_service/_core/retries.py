@@ -5,7 +5,8 @@ import time
 from dataclasses import dataclass
 from typing import Mapping, Optional
 
-from .errors import APIConnectionError, LabServiceError, RateLimitedError, ServiceUnavailableError
+from . import errors
+from .errors import LabServiceError, RateLimitedError, ServiceUnavailableError
 
 # a Retry-After longer than this is not waited for: the error is raised with its retry_after instead
 MAX_RETRY_AFTER_SECONDS = 60.0
@@ -27,7 +28,7 @@ class RetryPolicy:
 
 def is_retryable(error: LabServiceError) -> bool:
     """Connection failures and timeouts, 429 and 503: what a later attempt may get past."""
-    return isinstance(error, (APIConnectionError, RateLimitedError, ServiceUnavailableError))
+    return isinstance(error, (errors.ConnectionError, RateLimitedError, ServiceUnavailableError))
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> Optional[float]:

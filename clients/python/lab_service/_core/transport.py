@@ -8,7 +8,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Dict, Mapping, Optional
 
-from .errors import APIConnectionError, APITimeoutError
+from . import errors
 
 
 @dataclass(frozen=True)
@@ -42,22 +42,22 @@ _opener = urllib.request.build_opener(_KeepErrors)
 
 
 def send(request: HttpRequest) -> HttpResponse:
-    """Send the request and read the whole answer; a failure before a status line arrives is an APIConnectionError,
-    and no progress for `timeout` seconds while connecting or reading is an APITimeoutError."""
+    """Send the request and read the whole answer; a failure before a status line arrives is a ConnectionError,
+    and no progress for `timeout` seconds while connecting or reading is a TimeoutError."""
     raw = urllib.request.Request(request.url, data=request.body, method=request.method, headers=dict(request.headers))
     try:
         with _opener.open(raw, timeout=request.timeout) as answer:
             status = answer.status
             headers = {name.lower(): value for name, value in answer.headers.items()}
             payload = answer.read()
-    except (socket.timeout, TimeoutError) as error:
-        raise APITimeoutError(f"no answer from {_where(request.url)} within {request.timeout} s") from error
+    except socket.timeout as error:  # an alias of the builtin TimeoutError since 3.10
+        raise errors.TimeoutError(f"no answer from {_where(request.url)} within {request.timeout} s") from error
     except urllib.error.URLError as error:
-        if isinstance(error.reason, (socket.timeout, TimeoutError)):
-            raise APITimeoutError(f"no answer from {_where(request.url)} within {request.timeout} s") from error
-        raise APIConnectionError(f"could not reach {_where(request.url)}: {error.reason}") from error
+        if isinstance(error.reason, socket.timeout):
+            raise errors.TimeoutError(f"no answer from {_where(request.url)} within {request.timeout} s") from error
+        raise errors.ConnectionError(f"could not reach {_where(request.url)}: {error.reason}") from error
     except (http.client.HTTPException, OSError) as error:
-        raise APIConnectionError(f"connection to {_where(request.url)} failed: {error!r}") from error
+        raise errors.ConnectionError(f"connection to {_where(request.url)} failed: {error!r}") from error
     return HttpResponse(status=status, headers=headers, body=_decode(payload, headers))
 
 
