@@ -160,8 +160,7 @@ export class PythonTypes {
       "from typing import Any, Dict, List, Literal, Optional, Union",
       "",
       "from .._core import decode as _d",
-      "",
-      ...sorted.map((b) => `\n${b}`),
+      ...sorted.map((b) => `\n\n${b}`),
       ""
     ].join("\n")
   }

@@ -44,6 +44,7 @@ class Activity:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class Agent:
     """Agent"""
@@ -84,6 +85,7 @@ class Agent:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class Alive:
     """Alive"""
@@ -101,6 +103,7 @@ class Alive:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class ApiKey:
@@ -138,6 +141,7 @@ class ApiKey:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Backup:
@@ -187,6 +191,7 @@ class Backup:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class BackupRestore:
     """the latest restore of this backup into its lab"""
@@ -215,6 +220,7 @@ class BackupRestore:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Chat:
@@ -253,6 +259,7 @@ class Chat:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class ChatDetail:
@@ -295,6 +302,7 @@ class ChatDetail:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class ChatMessage:
     """ChatMessage"""
@@ -325,6 +333,7 @@ class ChatMessage:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class ChatPromotion:
     """ChatPromotion"""
@@ -347,6 +356,7 @@ class ChatPromotion:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Contribution:
@@ -387,6 +397,7 @@ class Contribution:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class ContributorSummary:
     """ContributorSummary"""
@@ -416,6 +427,7 @@ class ContributorSummary:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class CostDay:
@@ -450,6 +462,7 @@ class CostDay:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class CostReport:
     """CostReport"""
@@ -477,6 +490,7 @@ class CostReport:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class CostTotal:
@@ -506,6 +520,7 @@ class CostTotal:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class CreatedApiKey:
@@ -546,6 +561,7 @@ class CreatedApiKey:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Dataset:
@@ -595,6 +611,7 @@ class Dataset:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class DeletedFile:
     """DeletedFile"""
@@ -618,6 +635,7 @@ class DeletedFile:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Experiment:
@@ -677,6 +695,7 @@ class Experiment:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class ExperimentCost:
     """ExperimentCost"""
@@ -719,6 +738,7 @@ class ExperimentCost:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class ExperimentQueue:
     """ExperimentQueue"""
@@ -760,6 +780,7 @@ class ExperimentQueue:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class ExperimentTemplate:
     """ExperimentTemplate"""
@@ -793,6 +814,7 @@ class ExperimentTemplate:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Figure:
@@ -847,6 +869,7 @@ class Figure:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class File:
     """File"""
@@ -885,6 +908,7 @@ class File:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class FileSummary:
     """FileSummary"""
@@ -921,6 +945,7 @@ class FileSummary:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class KnowledgeEntry:
     """KnowledgeEntry"""
@@ -955,6 +980,7 @@ class KnowledgeEntry:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class KnowledgeSource:
     """KnowledgeSource"""
@@ -979,6 +1005,7 @@ class KnowledgeSource:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Lab:
@@ -1008,6 +1035,7 @@ class Lab:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Me:
@@ -1039,6 +1067,7 @@ class Me:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class MemoryEntry:
@@ -1076,6 +1105,7 @@ class MemoryEntry:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class MetricPoint:
     """MetricPoint"""
@@ -1103,6 +1133,7 @@ class MetricPoint:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Paper:
@@ -1151,6 +1182,7 @@ class Paper:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class PaperAuthor:
     """PaperAuthor"""
@@ -1175,6 +1207,7 @@ class PaperAuthor:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class PaperLoop:
@@ -1209,6 +1242,7 @@ class PaperLoop:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class PaperLoopStep:
     """PaperLoopStep"""
@@ -1240,6 +1274,7 @@ class PaperLoopStep:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class PaperVersion:
@@ -1276,6 +1311,7 @@ class PaperVersion:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Pod:
@@ -1343,6 +1379,7 @@ class Pod:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class Project:
     """Project"""
@@ -1378,6 +1415,7 @@ class Project:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class ProjectDetail:
@@ -1418,6 +1456,7 @@ class ProjectDetail:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class ProjectItem:
     """ProjectItem"""
@@ -1448,6 +1487,7 @@ class ProjectItem:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class Ready:
     """Ready"""
@@ -1465,6 +1505,7 @@ class Ready:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class SearchResult:
@@ -1496,6 +1537,7 @@ class SearchResult:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class SetAsideWrite:
     """SetAsideWrite"""
@@ -1520,6 +1562,7 @@ class SetAsideWrite:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Standup:
@@ -1555,6 +1598,7 @@ class Standup:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class StandupAuthor:
     """StandupAuthor"""
@@ -1575,6 +1619,7 @@ class StandupAuthor:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Status:
@@ -1601,6 +1646,7 @@ class Status:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class Survey:
@@ -1642,6 +1688,7 @@ class Survey:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class SyncResult:
     """SyncResult"""
@@ -1672,6 +1719,7 @@ class SyncResult:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class SyncStatus:
@@ -1716,6 +1764,7 @@ class SyncStatus:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class Task:
     """Task"""
@@ -1746,6 +1795,7 @@ class Task:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class TelemetryAggregate:
@@ -1782,6 +1832,7 @@ class TelemetryAggregate:
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
 
+
 @dataclass
 class TelemetryBatch:
     """TelemetryBatch"""
@@ -1815,6 +1866,7 @@ class TelemetryBatch:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class TelemetryEvent:
@@ -1851,6 +1903,7 @@ class TelemetryEvent:
 
     def to_wire(self) -> Dict[str, Any]:
         return dict(self.raw)
+
 
 @dataclass
 class WebhookSecretResult:
