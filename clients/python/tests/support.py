@@ -69,7 +69,7 @@ class Proxy:
                     proxy.seen.append((self.command, self.path, self.headers.get("Idempotency-Key")))
                 action, value, headers = proxy.plan(index)
                 if action == "answer":
-                    code = {429: "rate_limited", 503: "service_unavailable"}.get(value, "server_error")
+                    code = {409: "conflict", 429: "rate_limited", 503: "service_unavailable"}.get(value, "server_error")
                     payload = json.dumps({"error": {"code": code, "message": f"proxy says {value}", "status": value}}).encode()
                     self.send_response(value)
                     self.send_header("Content-Type", "application/json")

@@ -2,7 +2,7 @@
 import asyncio
 import unittest
 
-from lab_service import TimeoutError, AsyncLabService, LabService, RateLimitedError, ServiceUnavailableError
+from lab_service import AsyncLabService, ConflictError, LabService, RateLimitedError, ServiceUnavailableError, TimeoutError
 
 from support import API_KEY, BASE_URL, LAB_ID, Clock, Proxy, forward, needs_server, unique
 
@@ -76,6 +76,16 @@ class RetryTest(unittest.TestCase):
         with Proxy(BASE_URL, first_then_forward(("answer", 503, {}))) as proxy:
             self.client_through(proxy).tasks.list().first_page()
             self.assertEqual(len(proxy.seen), 2)
+
+    def test_a_409_is_retried_only_when_it_says_when(self) -> None:
+        # the service's answer while the first attempt under the same key still runs
+        with Proxy(BASE_URL, first_then_forward(("answer", 409, {"Retry-After": "0"}))) as proxy:
+            self.client_through(proxy).tasks.create(title=unique("after-409"))
+            self.assertEqual(len(proxy.seen), 2)
+        with Proxy(BASE_URL, first_then_forward(("answer", 409, {}))) as proxy:
+            with self.assertRaises(ConflictError):
+                self.client_through(proxy).tasks.create(title=unique("conflict"))
+            self.assertEqual(len(proxy.seen), 1)
 
     def test_async_client_retries_too(self) -> None:
         async def create(url: str, title: str):  # type: ignore[no-untyped-def]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Mapping, Optional
 
 from . import errors
-from .errors import LabServiceError, RateLimitedError, ServiceUnavailableError
+from .errors import ConflictError, LabServiceError, RateLimitedError, ServiceUnavailableError
 
 # a Retry-After longer than this is not waited for: the error is raised with its retry_after instead
 MAX_RETRY_AFTER_SECONDS = 60.0
@@ -27,7 +27,10 @@ class RetryPolicy:
 
 
 def is_retryable(error: LabServiceError) -> bool:
-    """Connection failures and timeouts, 429 and 503: what a later attempt may get past."""
+    """Connection failures and timeouts, 429 and 503: what a later attempt may get past. A 409 too when it says when
+    to try again (Retry-After): the first attempt under this idempotency key is still being processed."""
+    if isinstance(error, ConflictError):
+        return retry_after_seconds(error.headers) is not None
     return isinstance(error, (errors.ConnectionError, RateLimitedError, ServiceUnavailableError))
 
 
