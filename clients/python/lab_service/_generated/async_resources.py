@@ -31,7 +31,11 @@ class AsyncAuthKeysResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[ApiKey]:
-        """GET /api/v1/auth/keys
+        """List API keys
+
+        The keys this credential created, and itself (the operator sees all), newest first; never their secrets.
+
+        GET /api/v1/auth/keys
 
         Args:
             limit: page size, default 20, max 100
@@ -53,7 +57,11 @@ class AsyncAuthKeysResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> CreatedApiKey:
-        """POST /api/v1/auth/keys
+        """Create an API key
+
+        Mints a key with a name, scopes (`lab:<slug>:rw`, `lab:<slug>:r`, `admin`) and an optional expiry, never more than the creating credential holds. The secret (`data.key`) is in this answer only: store it. 403 `quota_exceeded` past the lab's plan's live keys.
+
+        POST /api/v1/auth/keys
 
         Args:
             name: a string that will be trimmed
@@ -70,7 +78,11 @@ class AsyncAuthKeysResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ApiKey:
-        """DELETE /api/v1/auth/keys
+        """Revoke an API key
+
+        Revokes the key `id` at once, and every key minted from it, transitively; answers the key with `revokedAt` set. Safe to repeat.
+
+        DELETE /api/v1/auth/keys
 
         Args:
             id: a string at least 1 character(s) long
@@ -96,7 +108,9 @@ class AsyncChatsMessagesResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ChatMessage:
-        """Append a message (extension)
+        """Add a message to a chat
+
+        Extension. Appends one message (a role and its content) at the end of the chat; messages are kept in order and still arrive after promotion.
 
         POST /api/v1/chats/{id}/messages
 
@@ -128,7 +142,9 @@ class AsyncExperimentsCostsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[ExperimentCost]:
-        """Cost records, newest first, with their totals in meta.totals
+        """List experiment cost records
+
+        Cost records, newest first, filtered by `experimentId`, `category` and `incurredAt`; `meta.totals` sums every record the filters select, over all pages, per currency. For the lab's whole spend by day, pods included, use GET /api/v1/costs.
 
         GET /api/v1/experiments/costs
 
@@ -162,7 +178,9 @@ class AsyncExperimentsCostsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ExperimentCost:
-        """Record a cost of an experiment
+        """Record an experiment cost
+
+        Records money an experiment cost outside its pod (an API bill, storage), with amount, currency, category and source. Pod runtime is recorded by the service itself when a run finishes.
 
         POST /api/v1/experiments/costs
 
@@ -196,7 +214,9 @@ class AsyncExperimentsMetricsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[MetricPoint]:
-        """Metric points in the order they were appended, optionally of one key (extension)
+        """List experiment metrics
+
+        Extension. The experiment's metric points in the order they were appended (the order for plotting), optionally of one `key`.
 
         GET /api/v1/experiments/{id}/metrics
 
@@ -223,7 +243,9 @@ class AsyncExperimentsMetricsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> List[MetricPoint]:
-        """Append metric points to a running experiment (extension)
+        """Log experiment metrics
+
+        Extension. Appends 1–1,000 metric points (`key`, `value`, optional `step` and `timestamp`) to a running experiment (409 otherwise) and answers the stored points.
 
         POST /api/v1/experiments/{id}/metrics
 
@@ -251,7 +273,9 @@ class AsyncExperimentsQueuesResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[ExperimentQueue]:
-        """The lab's queues with their length and waiting time, newest first
+        """List experiment queues
+
+        The lab's queues, newest first, each with its length, running experiments, the waiting time of its oldest queued experiment and the one that starts next.
 
         GET /api/v1/experiments/queues
 
@@ -277,7 +301,9 @@ class AsyncExperimentsQueuesResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ExperimentQueue:
-        """Create a queue ({labId, name}) or enqueue a draft experiment ({labId, queueId, experimentId})
+        """Create a queue or enqueue an experiment
+
+        `{labId, name}` creates a FIFO queue (201; 409 when the name is taken). `{labId, queueId, experimentId}` enqueues a draft experiment (202 with it `queued`; the same again is a no-op, another queue or a non-draft is 409). The scheduler starts queued experiments, first queued first, on the lab's running pods that are free.
 
         POST /api/v1/experiments/queues
 
@@ -306,7 +332,9 @@ class AsyncExperimentsTemplatesResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[ExperimentTemplate]:
-        """The lab's experiment templates, newest first
+        """List experiment templates
+
+        The lab's experiment templates, newest first.
 
         GET /api/v1/experiments/templates
 
@@ -333,7 +361,9 @@ class AsyncExperimentsTemplatesResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ExperimentTemplate:
-        """Create a template: name, description, paramsSchema, defaults
+        """Create an experiment template
+
+        Creates a reusable template: name, description, a `paramsSchema` (a JSON Schema subset the service enforces on experiments made from it) and `defaults` for their params.
 
         POST /api/v1/experiments/templates
 
@@ -362,7 +392,9 @@ class AsyncPapersVersionsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[PaperVersion]:
-        """The paper's published versions, frozen, newest first (extension)
+        """List a paper's published versions
+
+        Extension. Every published version of the paper, newest first, frozen as published: its text and the blob id and size of each of its files then.
 
         GET /api/v1/papers/{id}/versions
 
@@ -396,7 +428,9 @@ class AsyncProjectsItemsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ProjectItem:
-        """Group an experiment, paper or task in the project (extension)
+        """Add an item to a project
+
+        Extension. Groups an experiment, paper or task of the lab in the project, while it is active or paused. 409 when the project already holds that item, holds 500 items, or is completed or archived; 422 when `ref` names nothing of the lab.
 
         POST /api/v1/projects/{id}/items
 
@@ -418,7 +452,9 @@ class AsyncProjectsItemsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ProjectItem:
-        """Take an item out of the project (extension)
+        """Remove an item from a project
+
+        Extension. Takes the item out of the project (the experiment, paper or task itself stays), while the project is active or paused.
 
         DELETE /api/v1/projects/{id}/items/{itemId}
 
@@ -445,7 +481,11 @@ class AsyncSyncSecretResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> WebhookSecretResult:
-        """POST /api/v1/sync/secret
+        """Create the webhook secret
+
+        Creates the secret the git host signs push webhooks with, and answers it with the `webhookUrl` to configure. The secret is shown only in the first answer (`existed: false`); later calls answer `existed: true` and the URL without it.
+
+        POST /api/v1/sync/secret
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -469,7 +509,11 @@ class AsyncActivityResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Activity]:
-        """GET /api/v1/activity
+        """List the activity feed
+
+        The lab's activity, newest first: every create, state change and delete of every resource, and every sync (`Synced <owner>/<repo> …`), each with its kind, the resource it concerns and who did it. For who contributed what, with filters, use GET /api/v1/contributions.
+
+        GET /api/v1/activity
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -499,7 +543,9 @@ class AsyncAgentsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Agent]:
-        """The lab's agents, newest first
+        """List agents
+
+        The lab's agents, newest first, optionally only those in one `status`. Use it to find an agent's id before recording its memory or standups.
 
         GET /api/v1/agents
 
@@ -526,7 +572,9 @@ class AsyncAgentsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Agent:
-        """Add an agent (extension); it starts idle
+        """Add an agent
+
+        Extension. Registers an AI agent of the lab by `name` (unique in the lab, ignoring case) and `model`; it starts `idle`. 409 when the name is taken.
 
         POST /api/v1/agents
 
@@ -547,7 +595,9 @@ class AsyncAgentsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Agent:
-        """One agent (extension)
+        """Get an agent
+
+        Extension. One agent by id, with its status and `lastActiveAt` (moved by its memory entries, standups and contributions).
 
         GET /api/v1/agents/{id}
 
@@ -572,7 +622,9 @@ class AsyncAgentsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Agent:
-        """Change an agent or move it through its lifecycle (extension)
+        """Update an agent or change its status
+
+        Extension. Changes name, role, model or `lastActiveAt`, or moves the agent between `idle`, `active` and `paused`, or to `retired` (final). A move the lifecycle forbids, or any change to a retired agent, is 409.
 
         PATCH /api/v1/agents/{id}
 
@@ -597,7 +649,9 @@ class AsyncAgentsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Agent:
-        """Delete an agent (extension); its memory entries and standups stay
+        """Delete an agent
+
+        Extension. Removes the agent; its memory entries and standups stay, with its id. To keep it visible but inactive, retire it with PATCH instead.
 
         DELETE /api/v1/agents/{id}
 
@@ -635,7 +689,11 @@ class AsyncBackupsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Backup]:
-        """GET /api/v1/backups
+        """List backups
+
+        The lab's backups, newest first, filtered by `status` and creation time, each with its status, size, checksum and latest restore.
+
+        GET /api/v1/backups
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -658,7 +716,11 @@ class AsyncBackupsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Backup:
-        """POST /api/v1/backups
+        """Back up the lab
+
+        Starts a backup of the lab's files and every resource into an archive; 202 with it `pending` (or the backup already in progress: safe to repeat). Poll GET /api/v1/backups/{id} until `completed` or `failed`. 409 while a restore runs; 403 `quota_exceeded` past the plan's backups kept or stored bytes.
+
+        POST /api/v1/backups
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -674,7 +736,11 @@ class AsyncBackupsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Backup:
-        """GET /api/v1/backups/{id}
+        """Get a backup
+
+        Extension. One backup by id, with its status and its latest restore: poll it after starting a backup or a restore.
+
+        GET /api/v1/backups/{id}
 
         Args:
             id: bkp_…
@@ -692,7 +758,11 @@ class AsyncBackupsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Backup:
-        """DELETE /api/v1/backups/{id}
+        """Delete a backup
+
+        Extension. Deletes the backup and its archive; 409 while it or its restore is in progress.
+
+        DELETE /api/v1/backups/{id}
 
         Args:
             id: bkp_…
@@ -710,7 +780,11 @@ class AsyncBackupsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Backup:
-        """POST /api/v1/backups/{id}/restore
+        """Restore a backup
+
+        Extension. Puts the lab back as the completed backup archived it, replacing its current rows; 202 with the restore `pending` (or the one in progress). The lab's writes get 409 while it applies. 409 for a backup not completed or while another backup or restore of the lab runs; 403 `quota_exceeded` when the restored lab would exceed its quota.
+
+        POST /api/v1/backups/{id}/restore
 
         Args:
             id: bkp_…
@@ -727,7 +801,11 @@ class AsyncBackupsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> bytes:
-        """GET /api/v1/backups/{id}/download
+        """Download a backup's archive
+
+        Extension. The completed backup's archive, gzip'd NDJSON, streamed (409 before it is completed). Needs a read-write key: the archive holds the lab's sealed secrets.
+
+        GET /api/v1/backups/{id}/download
 
         Args:
             id: bkp_…
@@ -755,7 +833,9 @@ class AsyncChatsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Chat]:
-        """The lab's chats, newest first, without their messages (extension)
+        """List chats
+
+        Extension. The lab's chats, newest first, filtered by creation time, without their messages: get one chat for those.
 
         GET /api/v1/chats
 
@@ -781,7 +861,9 @@ class AsyncChatsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ChatDetail:
-        """Open a chat (extension)
+        """Open a chat
+
+        Extension. Starts an empty chat, optionally titled; append messages with POST /api/v1/chats/{id}/messages.
 
         POST /api/v1/chats
 
@@ -800,7 +882,9 @@ class AsyncChatsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> ChatDetail:
-        """One chat with its messages in order (extension)
+        """Get a chat with its messages
+
+        Extension. One chat by id, with its messages in the order they were added, its outcome and its promotion, if any.
 
         GET /api/v1/chats/{id}
 
@@ -822,7 +906,9 @@ class AsyncChatsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ChatDetail:
-        """Set a chat's title or outcome (extension); the outcome is frozen once promoted
+        """Set a chat's title or outcome
+
+        Extension. Sets or clears (`null`) the title or the outcome, the chat's conclusion that promotion turns into knowledge or a task. The outcome cannot change once promoted (409).
 
         PATCH /api/v1/chats/{id}
 
@@ -845,7 +931,9 @@ class AsyncChatsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Dict[str, Any]:
-        """Turn the chat's outcome into a knowledge entry or a task, once (409 without an outcome or when promoted already)
+        """Promote a chat's outcome
+
+        Turns the chat's outcome into a knowledge entry (`as: knowledge`) or a task (`as: task`), titled by `title`, else the chat's title, else the outcome's first line. A chat is promoted once: 409 when it has no outcome or was promoted already (the message names the entry made the first time).
 
         POST /api/v1/chats/{id}/promote
 
@@ -879,7 +967,11 @@ class AsyncContributionsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Contribution]:
-        """GET /api/v1/contributions
+        """List contributions
+
+        Who contributed what, newest first: the lab's activity entries credited to their agent or actor, plus recorded contributions, filtered by contributor, contributor kind, kind (`paper` matches `paper.*`), ref and time. For counts per contributor, use /contributions/summary.
+
+        GET /api/v1/contributions
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -910,7 +1002,11 @@ class AsyncContributionsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Contribution:
-        """POST /api/v1/contributions
+        """Record a contribution
+
+        Records work no route records by itself (an analysis, a review) with a kind, a summary and an optional ref, credited to `agentId` or else to the calling credential. 409 when the agent is retired.
+
+        POST /api/v1/contributions
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -937,7 +1033,11 @@ class AsyncContributionsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[ContributorSummary]:
-        """GET /api/v1/contributions/summary
+        """Summarise contributions per contributor
+
+        Extension. With the list's filters, one row per contributor, most contributions first: the count, the count per kind and the first and last time.
+
+        GET /api/v1/contributions/summary
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -972,7 +1072,9 @@ class AsyncCostsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> CostReport:
-        """The lab's costs by UTC day, currency and category: pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted.
+        """Get the lab's cost report
+
+        The lab's costs by UTC day, currency and category between `from` and `to` (default: the last 30 days, at most 366): pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted, with totals per currency. For individual records, use GET /api/v1/experiments/costs.
 
         GET /api/v1/costs
 
@@ -1004,7 +1106,9 @@ class AsyncDatasetsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Dataset]:
-        """The lab's datasets, newest first, filtered by format, tag and creation time
+        """List datasets
+
+        The lab's datasets, newest first, filtered by `format`, `tag` and creation time.
 
         GET /api/v1/datasets
 
@@ -1039,7 +1143,9 @@ class AsyncDatasetsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Dataset:
-        """Register a dataset at a uri or a lab path (version 1)
+        """Register a dataset
+
+        Records where a dataset is (a `uri` outside the lab or a lab `path`), its format and size; the service keeps the record, not the data. It starts at version 1. 409 when the name is taken in the lab.
 
         POST /api/v1/datasets
 
@@ -1065,7 +1171,9 @@ class AsyncDatasetsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Dataset:
-        """One dataset (extension)
+        """Get a dataset
+
+        Extension. One dataset by id.
 
         GET /api/v1/datasets/{id}
 
@@ -1093,7 +1201,9 @@ class AsyncDatasetsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Dataset:
-        """Change a dataset; a change of its content fields raises its version (extension)
+        """Update a dataset
+
+        Extension. Changes the fields given. A change of `uri`, `path`, `format`, `sizeBytes` or `rows` (the data changed or moved) raises `version`; name, description and tags do not. 409 when the new name is taken.
 
         PATCH /api/v1/datasets/{id}
 
@@ -1119,7 +1229,9 @@ class AsyncDatasetsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Dataset:
-        """Delete a dataset's record (the data itself is not touched) (extension)
+        """Delete a dataset
+
+        Extension. Removes the dataset's record; the data itself is not touched.
 
         DELETE /api/v1/datasets/{id}
 
@@ -1157,7 +1269,9 @@ class AsyncExperimentsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Experiment]:
-        """The lab's experiments, newest first
+        """List experiments
+
+        The lab's experiments, newest first, filtered by `status`, `queueId`, `podId`, `templateId`, `projectId` and creation time. What waits in a queue: `queueId=…&status=queued`.
 
         GET /api/v1/experiments
 
@@ -1193,7 +1307,9 @@ class AsyncExperimentsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Experiment:
-        """Create a draft experiment, from scratch or from a template (templateId)
+        """Create an experiment
+
+        Creates a `draft` experiment, from scratch or from a template (`templateId`): the template's name and description unless given, and its defaults with `params` merged over them, checked against its `paramsSchema` (422 naming the param). Run it by enqueueing it with POST /api/v1/experiments/queues.
 
         POST /api/v1/experiments
 
@@ -1216,7 +1332,9 @@ class AsyncExperimentsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Experiment:
-        """One experiment (extension)
+        """Get an experiment
+
+        Extension. One experiment by id: status, params, queue, pod and timings.
 
         GET /api/v1/experiments/{id}
 
@@ -1241,7 +1359,9 @@ class AsyncExperimentsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Experiment:
-        """Change name, description, hypothesis, projectId, or params until it runs (extension)
+        """Update an experiment
+
+        Extension. Changes name, description, hypothesis or project at any time, and `params` only while draft or queued (409 once it runs; checked against its template's schema).
 
         PATCH /api/v1/experiments/{id}
 
@@ -1266,7 +1386,9 @@ class AsyncExperimentsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Experiment:
-        """draft, queued or running → cancelled (extension)
+        """Cancel an experiment
+
+        Extension. draft, queued or running → cancelled (final), with an optional `reason`. Cancelling a cancelled experiment is a no-op; a completed or failed one is 409.
 
         POST /api/v1/experiments/{id}/cancel
 
@@ -1288,7 +1410,9 @@ class AsyncExperimentsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Experiment:
-        """running → completed (extension)
+        """Mark an experiment completed
+
+        Extension. running → completed (final), with an optional `reason`; the service records its pod runtime as a cost. 409 unless it is running (or completed already: a no-op).
 
         POST /api/v1/experiments/{id}/complete
 
@@ -1310,7 +1434,9 @@ class AsyncExperimentsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Experiment:
-        """running → failed (extension)
+        """Mark an experiment failed
+
+        Extension. running → failed (final), with an optional `reason`; the service records its pod runtime as a cost. 409 unless it is running (or failed already: a no-op).
 
         POST /api/v1/experiments/{id}/fail
 
@@ -1342,7 +1468,9 @@ class AsyncFiguresResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Figure]:
-        """The lab's figures: images and PDFs of the linked repository and registered figures, newest first
+        """List figures
+
+        The lab's figures, newest first: the images and PDFs of the linked repository (`source: git`, found by each pull) and the figures registered through the API (`source: api`), filtered by `source`, `experimentId` and creation time.
 
         GET /api/v1/figures
 
@@ -1374,7 +1502,9 @@ class AsyncFiguresResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Figure:
-        """Register a figure (a lab path or a URL), for instance one an experiment produced (extension)
+        """Register a figure
+
+        Extension. Registers a figure at a lab `path` or an http(s) `url`, with a title, an optional caption and the experiment that produced it.
 
         POST /api/v1/figures
 
@@ -1397,7 +1527,9 @@ class AsyncFiguresResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Figure:
-        """One figure (extension)
+        """Get a figure
+
+        Extension. One figure by id.
 
         GET /api/v1/figures/{id}
 
@@ -1420,7 +1552,9 @@ class AsyncFiguresResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Figure:
-        """Change a figure's title, caption or experiment (extension)
+        """Update a figure
+
+        Extension. Changes the title, caption or experiment of any figure, a git one included (`null` clears caption or experiment).
 
         PATCH /api/v1/figures/{id}
 
@@ -1441,7 +1575,9 @@ class AsyncFiguresResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Figure:
-        """Delete a registered figure; a git figure is deleted in the repository (extension)
+        """Delete a figure
+
+        Extension. Removes a registered figure. A figure from the linked repository is 409: delete its file in git and the next pull removes it.
 
         DELETE /api/v1/figures/{id}
 
@@ -1467,7 +1603,11 @@ class AsyncFilesResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> File:
-        """GET /api/v1/files
+        """Read a file, or list files
+
+        With `path`: the file's content, size and `sha` (its git blob id; 404 when missing). Without `path`: the lab's files in path order, without content, optionally below a `prefix` directory, paginated. Keep the `sha` to write or delete safely later.
+
+        GET /api/v1/files
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -1486,7 +1626,11 @@ class AsyncFilesResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[FileSummary]:
-        """GET /api/v1/files
+        """Read a file, or list files
+
+        With `path`: the file's content, size and `sha` (its git blob id; 404 when missing). Without `path`: the lab's files in path order, without content, optionally below a `prefix` directory, paginated. Keep the `sha` to write or delete safely later.
+
+        GET /api/v1/files
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -1511,7 +1655,11 @@ class AsyncFilesResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> File:
-        """POST /api/v1/files
+        """Write a file
+
+        Creates the file (201) or overwrites it (200). With `sha`, only if the file is still at that blob id (409 otherwise: optimistic concurrency). With auto-push on, the write is also committed to the linked repository. Use PATCH instead to refuse creating a file that does not exist.
+
+        POST /api/v1/files
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -1532,7 +1680,11 @@ class AsyncFilesResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> File:
-        """PATCH /api/v1/files
+        """Update a file
+
+        Overwrites an existing file only: 404 when it does not exist. `sha` and auto-push as for POST.
+
+        PATCH /api/v1/files
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -1552,7 +1704,11 @@ class AsyncFilesResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> DeletedFile:
-        """DELETE /api/v1/files
+        """Delete a file
+
+        Deletes the file at `path`; with `sha`, only if it is still at that blob id (409 otherwise). With auto-push on, the deletion is also committed to the linked repository.
+
+        DELETE /api/v1/files
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -1570,7 +1726,9 @@ class AsyncHealthResource:
         self._core = core
 
     async def live(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Alive:
-        """Liveness: the process answers
+        """Liveness probe
+
+        200 while the process runs. No credential, outside the rate limits: for a load balancer's or an orchestrator's liveness check.
 
         GET /healthz
         """
@@ -1578,7 +1736,9 @@ class AsyncHealthResource:
         return _d.model(_data(response), Alive)
 
     async def ready(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Ready:
-        """Readiness: not stopping, disk above its reserve, database reachable, migrations applied
+        """Readiness probe
+
+        200 when this replica can serve: not stopping, the disk above its reserve, the database reachable and every migration applied; else 503 saying which. No credential, outside the rate limits: route traffic on it.
 
         GET /readyz
         """
@@ -1604,7 +1764,9 @@ class AsyncKnowledgeResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[KnowledgeEntry]:
-        """The lab's knowledge, newest first, filtered by tag and time
+        """List knowledge entries
+
+        The lab's knowledge entries, newest first, filtered by `tag` and creation time. To find entries by their words, use GET /api/v1/search with `kinds=knowledge`.
 
         GET /api/v1/knowledge
 
@@ -1636,6 +1798,8 @@ class AsyncKnowledgeResource:
     ) -> KnowledgeEntry:
         """Add a knowledge entry
 
+        Records a piece of the lab's curated knowledge: a title, a body, its sources and tags. A chat's outcome can become one through POST /api/v1/chats/{id}/promote.
+
         POST /api/v1/knowledge
 
         Args:
@@ -1656,7 +1820,9 @@ class AsyncKnowledgeResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> KnowledgeEntry:
-        """One knowledge entry (extension)
+        """Get a knowledge entry
+
+        Extension. One knowledge entry by id.
 
         GET /api/v1/knowledge/{id}
 
@@ -1680,7 +1846,9 @@ class AsyncKnowledgeResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> KnowledgeEntry:
-        """Change a knowledge entry (extension); sources and tags are replaced as a whole
+        """Update a knowledge entry
+
+        Extension. Changes the fields given; `sources` and `tags`, when given, replace the old lists as a whole.
 
         PATCH /api/v1/knowledge/{id}
 
@@ -1704,7 +1872,9 @@ class AsyncKnowledgeResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> KnowledgeEntry:
-        """Delete a knowledge entry (extension)
+        """Delete a knowledge entry
+
+        Extension. Removes the entry.
 
         DELETE /api/v1/knowledge/{id}
 
@@ -1730,7 +1900,11 @@ class AsyncLabsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Lab]:
-        """GET /api/v1/labs
+        """List labs
+
+        The labs this credential's scopes name (the operator: all), newest first. Every lab-scoped route takes one of their ids or slugs as `labId`.
+
+        GET /api/v1/labs
 
         Args:
             limit: page size, default 20, max 100
@@ -1752,7 +1926,11 @@ class AsyncLabsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Lab:
-        """POST /api/v1/labs
+        """Create a lab
+
+        Operator only (an extension). Creates a lab with a unique `slug` (409 when taken), a name and a plan (`free`, `pro`, `team`), which sets its rate limits and quotas. Then mint keys for it with POST /api/v1/auth/keys.
+
+        POST /api/v1/labs
 
         Args:
             slug: 1-63 characters: lowercase letters, digits and inner hyphens
@@ -1769,7 +1947,11 @@ class AsyncMeResource:
         self._core = core
 
     async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Me:
-        """GET /api/v1/me
+        """Get the calling credential
+
+        Who the bearer token is (the operator, an API key or a JWT user), its scopes, plan, rate limits and expiry. Use it to check a token and what it may do.
+
+        GET /api/v1/me
         """
         response = await self._core.request("GET", "/api/v1/me", query={}, timeout=timeout, max_retries=max_retries)
         return _d.model(_data(response), Me)
@@ -1795,7 +1977,9 @@ class AsyncMemoryResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[MemoryEntry]:
-        """Agents' memory entries, newest first, filtered by agent, kind, tag and time
+        """List memory entries
+
+        Agents' memory entries, newest first, filtered by `agentId`, `kind`, `tag` and creation time (`from` inclusive, `to` exclusive). To find entries by their words, use GET /api/v1/search with `kinds=memory`.
 
         GET /api/v1/memory
 
@@ -1828,7 +2012,9 @@ class AsyncMemoryResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> MemoryEntry:
-        """Record a memory entry for an agent (422 for an agent not in the lab, 409 for a retired one)
+        """Record a memory entry
+
+        Stores an observation, fact, plan or reflection for an agent of the lab and moves the agent's `lastActiveAt` to it. 422 when `agentId` is not an agent of the lab, 409 when the agent is retired. Entries are immutable.
 
         POST /api/v1/memory
 
@@ -1851,7 +2037,9 @@ class AsyncMemoryResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> MemoryEntry:
-        """One memory entry (extension)
+        """Get a memory entry
+
+        Extension. One memory entry by id.
 
         GET /api/v1/memory/{id}
 
@@ -1871,7 +2059,9 @@ class AsyncMemoryResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> MemoryEntry:
-        """Forget a memory entry (extension)
+        """Delete a memory entry
+
+        Extension. Forgets the entry. Entries cannot be edited: to correct one, delete it and record another.
 
         DELETE /api/v1/memory/{id}
 
@@ -1890,7 +2080,9 @@ class AsyncMetricsResource:
         self._core = core
 
     async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> str:
-        """This replica's metrics, Prometheus text format (operator only)
+        """Scrape metrics
+
+        This replica's metrics in Prometheus's text format (requests, durations, syncs, rate-limit refusals, database pool, memory), for the operator's admin key only: scrape each replica.
 
         GET /metrics
         """
@@ -1917,7 +2109,9 @@ class AsyncPapersResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Paper]:
-        """The lab's papers, newest first, filtered by status and creation time
+        """List papers
+
+        The lab's papers, newest first, filtered by `status` and creation time. To find papers by their words, use GET /api/v1/search with `kinds=papers`.
 
         GET /api/v1/papers
 
@@ -1946,7 +2140,9 @@ class AsyncPapersResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Paper:
-        """Create a paper (a draft, version 1)
+        """Create a paper
+
+        Creates a paper as a `draft`, version 1, with its title, abstract, authors and the lab files it is made of. Publish it with POST /api/v1/papers/{id}/publish-loop.
 
         POST /api/v1/papers
 
@@ -1968,7 +2164,9 @@ class AsyncPapersResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Paper:
-        """One paper with its publish-loop state and steps (extension)
+        """Get a paper
+
+        Extension. One paper by id, with its publish loop's state and steps: poll it after starting the loop.
 
         GET /api/v1/papers/{id}
 
@@ -1992,7 +2190,9 @@ class AsyncPapersResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Paper:
-        """Change a paper; a change to a published paper starts its next version as a draft (extension)
+        """Update a paper
+
+        Extension. Changes title, abstract, authors or files. Changing a published paper starts its next version as a draft (the published one stays under /versions). 409 for a withdrawn paper or while the publish loop runs.
 
         PATCH /api/v1/papers/{id}
 
@@ -2016,7 +2216,9 @@ class AsyncPapersResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Paper:
-        """Delete a paper that was never published (extension)
+        """Delete a paper
+
+        Extension. Removes a paper that was never published, ending any publish loop; a paper with a published version cannot be deleted (409).
 
         DELETE /api/v1/papers/{id}
 
@@ -2036,7 +2238,9 @@ class AsyncPapersResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Paper:
-        """Start the publish loop: check the paper's files exist in the lab and advance it step by step to published
+        """Start a paper's publish loop
+
+        Starts a background run that checks the paper's files exist in the lab and moves the paper one status at a time to `published`: 202 with the run (the same run when one is going, so it is safe to repeat), 200 when it is published already, 409 when withdrawn. Follow it with GET /api/v1/papers/{id}; a missing file stops the run with `loop.status: failed`.
 
         POST /api/v1/papers/{id}/publish-loop
 
@@ -2058,7 +2262,9 @@ class AsyncPapersResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Paper:
-        """Move a paper along its lifecycle by hand: a review decision, a resubmission, a withdrawal (extension)
+        """Change a paper's status
+
+        Extension. Moves a paper along its lifecycle by hand (`to`, with an optional `note`): a submission, a review decision, a resubmission, a withdrawal. `published` is reached only through the publish loop; a move the lifecycle forbids is 409 naming the allowed ones.
 
         POST /api/v1/papers/{id}/transition
 
@@ -2088,7 +2294,9 @@ class AsyncPodsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Pod]:
-        """The lab's pods, newest first
+        """List pods
+
+        The lab's compute pods, newest first, optionally only those in one `status`, each with its desired and actual status.
 
         GET /api/v1/pods
 
@@ -2117,7 +2325,9 @@ class AsyncPodsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Pod:
-        """Extension: create a pod (stopped) in the lab.
+        """Create a pod
+
+        Extension. Creates a pod of the lab, `stopped`, with its GPU and its `costPerHour` (what its uptime costs). Start it with POST /api/v1/pods/{podId}/start.
 
         POST /api/v1/pods
 
@@ -2139,7 +2349,9 @@ class AsyncPodsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Pod:
-        """Extension: one pod, with uptime and cost computed from its sessions.
+        """Get a pod
+
+        Extension. One pod by id, with its uptime and cost computed from its sessions: poll it after start or stop.
 
         GET /api/v1/pods/{podId}
 
@@ -2159,7 +2371,9 @@ class AsyncPodsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Pod:
-        """Extension: delete a stopped or failed pod (409 otherwise). Its sessions, and so its costs, stay.
+        """Delete a pod
+
+        Extension. Deletes a stopped or failed pod (409 otherwise: stop it first). Its sessions, and so its costs, stay.
 
         DELETE /api/v1/pods/{podId}
 
@@ -2179,7 +2393,9 @@ class AsyncPodsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Pod:
-        """202 with `starting` (or `running` when it already runs). Safe to repeat. 403 quota_exceeded past the plan's running pods.
+        """Start a pod
+
+        Asks for the pod to run: 202 with it `starting` (or as it is when it already starts or runs; a stopping pod starts again once stopped). Safe to repeat. 403 `quota_exceeded` when the lab already runs its plan's number of pods.
 
         POST /api/v1/pods/{podId}/start
 
@@ -2199,7 +2415,9 @@ class AsyncPodsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Pod:
-        """202 with `stopping` (or `stopped` when it is not running). Safe to repeat.
+        """Stop a pod
+
+        Asks for the pod to stop: 202 with it `stopping` (or as it is when it is stopping or stopped; a failed pod becomes stopped). Safe to repeat. An experiment running on it becomes failed.
 
         POST /api/v1/pods/{podId}/stop
 
@@ -2231,7 +2449,9 @@ class AsyncProjectsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Project]:
-        """Projects, newest first, filtered by status, a grouped item and time
+        """List projects
+
+        The lab's projects, newest first, filtered by `status`, creation time, or `ref` to find the projects that group a given experiment, paper or task. Items are not included: get one project for them.
 
         GET /api/v1/projects
 
@@ -2260,7 +2480,9 @@ class AsyncProjectsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ProjectDetail:
-        """Create a project (it starts active)
+        """Create a project
+
+        Creates a project to group the lab's experiments, papers and tasks; it starts `active`. Add items with POST /api/v1/projects/{id}/items.
 
         POST /api/v1/projects
 
@@ -2280,7 +2502,9 @@ class AsyncProjectsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> ProjectDetail:
-        """One project with its items (extension)
+        """Get a project with its items
+
+        Extension. One project by id, with the experiments, papers and tasks it groups.
 
         GET /api/v1/projects/{id}
 
@@ -2303,7 +2527,9 @@ class AsyncProjectsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ProjectDetail:
-        """Change a project or move it through its lifecycle (extension)
+        """Update a project or change its status
+
+        Extension. Changes name or description, or moves the project active ⇄ paused → completed → archived (final, read-only). A move the lifecycle forbids, or a change to an archived project, is 409.
 
         PATCH /api/v1/projects/{id}
 
@@ -2326,7 +2552,9 @@ class AsyncProjectsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> ProjectDetail:
-        """Delete a project and its membership list; the items themselves stay (extension)
+        """Delete a project
+
+        Extension. Removes the project and its membership list; the experiments, papers and tasks it grouped stay.
 
         DELETE /api/v1/projects/{id}
 
@@ -2355,7 +2583,11 @@ class AsyncSearchResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[SearchResult]:
-        """GET /api/v1/search
+        """Search the lab
+
+        Full-text search across the lab's files, papers, knowledge, memory, tasks and experiments (`kinds` narrows it), in web-search syntax (`"a phrase"`, `or`, `-word`), most relevant first, each result with a highlighted snippet. Use it to find by words; the lists filter by fields.
+
+        GET /api/v1/search
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -2390,7 +2622,9 @@ class AsyncStandupsResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Standup]:
-        """Standups, newest first, filtered by day range and author
+        """List standups
+
+        The lab's standups, newest first, filtered by day range and author.
 
         GET /api/v1/standups
 
@@ -2421,7 +2655,9 @@ class AsyncStandupsResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Standup:
-        """Post a standup (409 when the author has one for that day)
+        """Post a standup
+
+        Records the day's standup of a member or an agent. One per author and day: 409 when the author has one for that day, or when the authoring agent is retired. Standups are immutable.
 
         POST /api/v1/standups
 
@@ -2443,7 +2679,9 @@ class AsyncStandupsResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Standup:
-        """One standup (extension)
+        """Get a standup
+
+        Extension. One standup by id.
 
         GET /api/v1/standups/{id}
 
@@ -2462,7 +2700,11 @@ class AsyncStatusResource:
         self._core = core
 
     async def get(self, *, timeout: Optional[float] = None, max_retries: Optional[int] = None) -> Status:
-        """GET /api/v1/status
+        """Get the service status
+
+        Public: no credential needed. The service's version, database kind, uptime and clock. Use it to check the service answers and which version runs; load balancers should probe /healthz and /readyz instead.
+
+        GET /api/v1/status
         """
         response = await self._core.request("GET", "/api/v1/status", query={}, timeout=timeout, max_retries=max_retries)
         return _d.model(_data(response), Status)
@@ -2488,7 +2730,9 @@ class AsyncSurveysResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Survey]:
-        """Literature surveys, newest first, filtered by status, tag, linked paper and time
+        """List surveys
+
+        The lab's literature surveys, newest first, filtered by `status`, `tag`, a linked paper and creation time.
 
         GET /api/v1/surveys
 
@@ -2521,7 +2765,9 @@ class AsyncSurveysResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Survey:
-        """Start a survey (as a draft)
+        """Start a survey
+
+        Creates a literature survey as a `draft`. Every id in `linkedPaperIds` must be a paper of the lab (422 otherwise).
 
         POST /api/v1/surveys
 
@@ -2544,7 +2790,9 @@ class AsyncSurveysResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Survey:
-        """One survey (extension)
+        """Get a survey
+
+        Extension. One survey by id.
 
         GET /api/v1/surveys/{id}
 
@@ -2570,7 +2818,9 @@ class AsyncSurveysResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Survey:
-        """Change a survey or move it through its lifecycle (extension)
+        """Update a survey or change its status
+
+        Extension. Changes the content (topic, question, findings, linked papers, tags) or moves the survey draft → in_progress → completed, or to archived (final, read-only). A move the lifecycle forbids, or any change to an archived survey, is 409.
 
         PATCH /api/v1/surveys/{id}
 
@@ -2596,7 +2846,9 @@ class AsyncSurveysResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Survey:
-        """Delete a survey (extension)
+        """Delete a survey
+
+        Extension. Removes the survey; the papers it links stay.
 
         DELETE /api/v1/surveys/{id}
 
@@ -2622,7 +2874,11 @@ class AsyncSyncResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> SyncStatus:
-        """GET /api/v1/sync
+        """Get the sync status
+
+        The lab's link to its repository and how the sync stands: repository, default branch, last synced commit and time, auto-push, the last error, pushes pending or set aside, whether a token and a webhook secret are stored. Reads only; to pull now, POST. 404 when the lab has no linked repository.
+
+        GET /api/v1/sync
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -2639,7 +2895,11 @@ class AsyncSyncResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> SyncResult:
-        """POST /api/v1/sync
+        """Sync now
+
+        Pulls the default branch now and answers that pull's counts (pulled, updated, skipped, removed) and commit. With `subPath`, only that directory is reconciled. Use it after a missed webhook delivery; GET reads the status without pulling. 502 when the git host fails; 429 past the plan's forced syncs per minute.
+
+        POST /api/v1/sync
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -2660,7 +2920,11 @@ class AsyncSyncResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> SyncStatus:
-        """PATCH /api/v1/sync
+        """Link a repository or change the link
+
+        Extension. Links the lab to a git repository (`repo`, required while unlinked), or changes its default branch, auto-push or access `token` (stored encrypted, never returned; `null` removes it). Fields left out keep their value. A new repository or branch is pulled from scratch at once.
+
+        PATCH /api/v1/sync
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -2687,7 +2951,11 @@ class AsyncTasksResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[Task]:
-        """GET /api/v1/tasks
+        """List tasks
+
+        The lab's tasks, newest first, optionally only those in one `status` (todo, in_progress, done, cancelled).
+
+        GET /api/v1/tasks
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -2711,7 +2979,11 @@ class AsyncTasksResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Task:
-        """POST /api/v1/tasks
+        """Create a task
+
+        Adds a task to the lab with a title, an optional description and a status (default `todo`). A chat's outcome can become one through POST /api/v1/chats/{id}/promote.
+
+        POST /api/v1/tasks
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -2730,7 +3002,11 @@ class AsyncTasksResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> Task:
-        """DELETE /api/v1/tasks/{taskId}
+        """Delete a task
+
+        Removes the task and answers it as it was; 404 when it is not in that lab.
+
+        DELETE /api/v1/tasks/{taskId}
 
         Args:
             task_id: task_…
@@ -2758,7 +3034,11 @@ class AsyncTelemetryResource:
         timeout: Optional[float] = None,
         max_retries: Optional[int] = None,
     ) -> Any:
-        """GET /api/v1/telemetry
+        """Query telemetry
+
+        Telemetry events by metric `name` and time range (`from` inclusive, `to` exclusive): raw events, newest first (the default), or aggregated (`aggregate=avg|sum|min|max|count`), per name or per minute, hour or day `bucket`.
+
+        GET /api/v1/telemetry
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -2785,7 +3065,11 @@ class AsyncTelemetryResource:
         max_retries: Optional[int] = None,
         cursor: Optional[str] = None,
     ) -> AsyncPaginator[TelemetryEvent]:
-        """GET /api/v1/telemetry
+        """Query telemetry
+
+        Telemetry events by metric `name` and time range (`from` inclusive, `to` exclusive): raw events, newest first (the default), or aggregated (`aggregate=avg|sum|min|max|count`), per name or per minute, hour or day `bucket`.
+
+        GET /api/v1/telemetry
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given
@@ -2812,7 +3096,11 @@ class AsyncTelemetryResource:
         max_retries: Optional[int] = None,
         idempotency_key: Optional[str] = None,
     ) -> TelemetryBatch:
-        """POST /api/v1/telemetry
+        """Send telemetry
+
+        Stores a batch of 1–1,000 numeric events (name, value, optional unit, timestamp and attributes), all or none, and answers what was accepted. Send events in batches rather than one request each.
+
+        POST /api/v1/telemetry
 
         Args:
             lab_id: the lab's id or slug; the client's lab_id when not given

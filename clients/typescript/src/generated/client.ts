@@ -50,7 +50,13 @@ export class StatusResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/status` (status.status) */
+  /**
+   * Get the service status
+   *
+   * Public: no credential needed. The service's version, database kind, uptime and clock. Use it to check the service answers and which version runs; load balancers should probe /healthz and /readyz instead.
+   *
+   * `GET /api/v1/status` (status.status)
+   */
   get(options?: RequestOptions): Promise<T.Status> {
     return this.client.call<T.Status>({ method: "GET", path: "/api/v1/status", answer: "envelope" }, options)
   }
@@ -62,7 +68,9 @@ export class HealthResource {
   }
 
   /**
-   * Liveness: the process answers
+   * Liveness probe
+   *
+   * 200 while the process runs. No credential, outside the rate limits: for a load balancer's or an orchestrator's liveness check.
    *
    * `GET /healthz` (health.healthz)
    */
@@ -71,7 +79,9 @@ export class HealthResource {
   }
 
   /**
-   * Readiness: not stopping, disk above its reserve, database reachable, migrations applied
+   * Readiness probe
+   *
+   * 200 when this replica can serve: not stopping, the disk above its reserve, the database reachable and every migration applied; else 503 saying which. No credential, outside the rate limits: route traffic on it.
    *
    * `GET /readyz` (health.readyz)
    */
@@ -86,7 +96,9 @@ export class MetricsResource {
   }
 
   /**
-   * This replica's metrics, Prometheus text format (operator only)
+   * Scrape metrics
+   *
+   * This replica's metrics in Prometheus's text format (requests, durations, syncs, rate-limit refusals, database pool, memory), for the operator's admin key only: scrape each replica.
    *
    * `GET /metrics` (metrics.metrics)
    */
@@ -100,7 +112,13 @@ export class MeResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/me` (me.me) */
+  /**
+   * Get the calling credential
+   *
+   * Who the bearer token is (the operator, an API key or a JWT user), its scopes, plan, rate limits and expiry. Use it to check a token and what it may do.
+   *
+   * `GET /api/v1/me` (me.me)
+   */
   get(options?: RequestOptions): Promise<T.Me> {
     return this.client.call<T.Me>({ method: "GET", path: "/api/v1/me", answer: "envelope" }, options)
   }
@@ -111,12 +129,24 @@ export class LabsResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/labs` (labs.list) */
+  /**
+   * List labs
+   *
+   * The labs this credential's scopes name (the operator: all), newest first. Every lab-scoped route takes one of their ids or slugs as `labId`.
+   *
+   * `GET /api/v1/labs` (labs.list)
+   */
   list(params?: T.LabsListParams, options?: RequestOptions): PagePromise<T.Lab, ReadonlyArray<T.Lab>> {
     return this.client.list<T.Lab, ReadonlyArray<T.Lab>>({ method: "GET", path: "/api/v1/labs", answer: "envelope", query: params }, options)
   }
 
-  /** `POST /api/v1/labs` (labs.create) */
+  /**
+   * Create a lab
+   *
+   * Operator only (an extension). Creates a lab with a unique `slug` (409 when taken), a name and a plan (`free`, `pro`, `team`), which sets its rate limits and quotas. Then mint keys for it with POST /api/v1/auth/keys.
+   *
+   * `POST /api/v1/labs` (labs.create)
+   */
   create(params: T.LabsCreateParams, options?: RequestOptions): Promise<T.Lab> {
     return this.client.call<T.Lab>({ method: "POST", path: "/api/v1/labs", answer: "envelope", body: params }, options)
   }
@@ -135,17 +165,35 @@ export class AuthKeysResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/auth/keys` (keys.list) */
+  /**
+   * List API keys
+   *
+   * The keys this credential created, and itself (the operator sees all), newest first; never their secrets.
+   *
+   * `GET /api/v1/auth/keys` (keys.list)
+   */
   list(params?: T.AuthKeysListParams, options?: RequestOptions): PagePromise<T.ApiKey, ReadonlyArray<T.ApiKey>> {
     return this.client.list<T.ApiKey, ReadonlyArray<T.ApiKey>>({ method: "GET", path: "/api/v1/auth/keys", answer: "envelope", query: params }, options)
   }
 
-  /** `POST /api/v1/auth/keys` (keys.create) */
+  /**
+   * Create an API key
+   *
+   * Mints a key with a name, scopes (`lab:<slug>:rw`, `lab:<slug>:r`, `admin`) and an optional expiry, never more than the creating credential holds. The secret (`data.key`) is in this answer only: store it. 403 `quota_exceeded` past the lab's plan's live keys.
+   *
+   * `POST /api/v1/auth/keys` (keys.create)
+   */
   create(params: T.AuthKeysCreateParams, options?: RequestOptions): Promise<T.CreatedApiKey> {
     return this.client.call<T.CreatedApiKey>({ method: "POST", path: "/api/v1/auth/keys", answer: "envelope", body: params }, options)
   }
 
-  /** `DELETE /api/v1/auth/keys` (keys.revoke) */
+  /**
+   * Revoke an API key
+   *
+   * Revokes the key `id` at once, and every key minted from it, transitively; answers the key with `revokedAt` set. Safe to repeat.
+   *
+   * `DELETE /api/v1/auth/keys` (keys.revoke)
+   */
   revoke(params: T.AuthKeysRevokeParams, options?: RequestOptions): Promise<T.ApiKey> {
     return this.client.call<T.ApiKey>({ method: "DELETE", path: "/api/v1/auth/keys", answer: "envelope", query: params }, options)
   }
@@ -156,17 +204,33 @@ export class TasksResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/tasks` (tasks.list) */
+  /**
+   * List tasks
+   *
+   * The lab's tasks, newest first, optionally only those in one `status` (todo, in_progress, done, cancelled).
+   *
+   * `GET /api/v1/tasks` (tasks.list)
+   */
   list(params: T.TasksListParams, options?: RequestOptions): PagePromise<T.Task, ReadonlyArray<T.Task>> {
     return this.client.list<T.Task, ReadonlyArray<T.Task>>({ method: "GET", path: "/api/v1/tasks", answer: "envelope", query: params }, options)
   }
 
-  /** `POST /api/v1/tasks` (tasks.create) */
+  /**
+   * Create a task
+   *
+   * Adds a task to the lab with a title, an optional description and a status (default `todo`). A chat's outcome can become one through POST /api/v1/chats/{id}/promote.
+   *
+   * `POST /api/v1/tasks` (tasks.create)
+   */
   create(params: T.TasksCreateParams, options?: RequestOptions): Promise<T.Task> {
     return this.client.call<T.Task>({ method: "POST", path: "/api/v1/tasks", answer: "envelope", body: params }, options)
   }
 
   /**
+   * Delete a task
+   *
+   * Removes the task and answers it as it was; 404 when it is not in that lab.
+   *
    * `DELETE /api/v1/tasks/{taskId}` (tasks.delete)
    *
    * @param taskId task_…
@@ -181,22 +245,46 @@ export class FilesResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/files` (files.read) */
+  /**
+   * Read a file, or list files
+   *
+   * With `path`: the file's content, size and `sha` (its git blob id; 404 when missing). Without `path`: the lab's files in path order, without content, optionally below a `prefix` directory, paginated. Keep the `sha` to write or delete safely later.
+   *
+   * `GET /api/v1/files` (files.read)
+   */
   read(params: T.FilesReadParams, options?: RequestOptions): PagePromise<T.FileSummary, T.File | ReadonlyArray<T.FileSummary>> {
     return this.client.list<T.FileSummary, T.File | ReadonlyArray<T.FileSummary>>({ method: "GET", path: "/api/v1/files", answer: "envelope", query: params }, options)
   }
 
-  /** `POST /api/v1/files` (files.write) */
+  /**
+   * Write a file
+   *
+   * Creates the file (201) or overwrites it (200). With `sha`, only if the file is still at that blob id (409 otherwise: optimistic concurrency). With auto-push on, the write is also committed to the linked repository. Use PATCH instead to refuse creating a file that does not exist.
+   *
+   * `POST /api/v1/files` (files.write)
+   */
   write(params: T.FilesWriteParams, options?: RequestOptions): Promise<T.File> {
     return this.client.call<T.File>({ method: "POST", path: "/api/v1/files", answer: "envelope", body: params === undefined ? undefined : toWire(params, {"expectedSha":"sha"}) }, options)
   }
 
-  /** `PATCH /api/v1/files` (files.update) */
+  /**
+   * Update a file
+   *
+   * Overwrites an existing file only: 404 when it does not exist. `sha` and auto-push as for POST.
+   *
+   * `PATCH /api/v1/files` (files.update)
+   */
   update(params: T.FilesUpdateParams, options?: RequestOptions): Promise<T.File> {
     return this.client.call<T.File>({ method: "PATCH", path: "/api/v1/files", answer: "envelope", body: params === undefined ? undefined : toWire(params, {"expectedSha":"sha"}) }, options)
   }
 
-  /** `DELETE /api/v1/files` (files.delete) */
+  /**
+   * Delete a file
+   *
+   * Deletes the file at `path`; with `sha`, only if it is still at that blob id (409 otherwise). With auto-push on, the deletion is also committed to the linked repository.
+   *
+   * `DELETE /api/v1/files` (files.delete)
+   */
   delete(params: T.FilesDeleteParams, options?: RequestOptions): Promise<T.DeletedFile> {
     return this.client.call<T.DeletedFile>({ method: "DELETE", path: "/api/v1/files", answer: "envelope", query: params === undefined ? undefined : toWire(params, {"expectedSha":"sha"}) }, options)
   }
@@ -209,17 +297,35 @@ export class SyncResource {
     this.secret = new SyncSecretResource(client)
   }
 
-  /** `GET /api/v1/sync` (sync.status) */
+  /**
+   * Get the sync status
+   *
+   * The lab's link to its repository and how the sync stands: repository, default branch, last synced commit and time, auto-push, the last error, pushes pending or set aside, whether a token and a webhook secret are stored. Reads only; to pull now, POST. 404 when the lab has no linked repository.
+   *
+   * `GET /api/v1/sync` (sync.status)
+   */
   status(params: T.SyncStatusParams, options?: RequestOptions): Promise<T.SyncStatus> {
     return this.client.call<T.SyncStatus>({ method: "GET", path: "/api/v1/sync", answer: "bare", query: params }, options)
   }
 
-  /** `POST /api/v1/sync` (sync.pull) */
+  /**
+   * Sync now
+   *
+   * Pulls the default branch now and answers that pull's counts (pulled, updated, skipped, removed) and commit. With `subPath`, only that directory is reconciled. Use it after a missed webhook delivery; GET reads the status without pulling. 502 when the git host fails; 429 past the plan's forced syncs per minute.
+   *
+   * `POST /api/v1/sync` (sync.pull)
+   */
   now(params: T.SyncNowParams, options?: RequestOptions): Promise<T.SyncResult> {
     return this.client.call<T.SyncResult>({ method: "POST", path: "/api/v1/sync", answer: "bare", body: params }, options)
   }
 
-  /** `PATCH /api/v1/sync` (sync.link) */
+  /**
+   * Link a repository or change the link
+   *
+   * Extension. Links the lab to a git repository (`repo`, required while unlinked), or changes its default branch, auto-push or access `token` (stored encrypted, never returned; `null` removes it). Fields left out keep their value. A new repository or branch is pulled from scratch at once.
+   *
+   * `PATCH /api/v1/sync` (sync.link)
+   */
   link(params: T.SyncLinkParams, options?: RequestOptions): Promise<T.SyncStatus> {
     return this.client.call<T.SyncStatus>({ method: "PATCH", path: "/api/v1/sync", answer: "bare", body: params }, options)
   }
@@ -230,7 +336,13 @@ export class SyncSecretResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `POST /api/v1/sync/secret` (sync.secret) */
+  /**
+   * Create the webhook secret
+   *
+   * Creates the secret the git host signs push webhooks with, and answers it with the `webhookUrl` to configure. The secret is shown only in the first answer (`existed: false`); later calls answer `existed: true` and the URL without it.
+   *
+   * `POST /api/v1/sync/secret` (sync.secret)
+   */
   create(params: T.SyncSecretCreateParams, options?: RequestOptions): Promise<T.WebhookSecretResult> {
     return this.client.call<T.WebhookSecretResult>({ method: "POST", path: "/api/v1/sync/secret", answer: "bare", body: params }, options)
   }
@@ -241,7 +353,13 @@ export class ActivityResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/activity` (activity.list) */
+  /**
+   * List the activity feed
+   *
+   * The lab's activity, newest first: every create, state change and delete of every resource, and every sync (`Synced <owner>/<repo> …`), each with its kind, the resource it concerns and who did it. For who contributed what, with filters, use GET /api/v1/contributions.
+   *
+   * `GET /api/v1/activity` (activity.list)
+   */
   list(params: T.ActivityListParams, options?: RequestOptions): PagePromise<T.Activity, ReadonlyArray<T.Activity>> {
     return this.client.list<T.Activity, ReadonlyArray<T.Activity>>({ method: "GET", path: "/api/v1/activity", answer: "envelope", query: params }, options)
   }
@@ -253,7 +371,9 @@ export class AgentsResource {
   }
 
   /**
-   * The lab's agents, newest first
+   * List agents
+   *
+   * The lab's agents, newest first, optionally only those in one `status`. Use it to find an agent's id before recording its memory or standups.
    *
    * `GET /api/v1/agents` (agents.list)
    */
@@ -262,7 +382,9 @@ export class AgentsResource {
   }
 
   /**
-   * Add an agent (extension); it starts idle
+   * Add an agent
+   *
+   * Extension. Registers an AI agent of the lab by `name` (unique in the lab, ignoring case) and `model`; it starts `idle`. 409 when the name is taken.
    *
    * `POST /api/v1/agents` (agents.create)
    */
@@ -271,7 +393,9 @@ export class AgentsResource {
   }
 
   /**
-   * One agent (extension)
+   * Get an agent
+   *
+   * Extension. One agent by id, with its status and `lastActiveAt` (moved by its memory entries, standups and contributions).
    *
    * `GET /api/v1/agents/{id}` (agents.get)
    *
@@ -282,7 +406,9 @@ export class AgentsResource {
   }
 
   /**
-   * Change an agent or move it through its lifecycle (extension)
+   * Update an agent or change its status
+   *
+   * Extension. Changes name, role, model or `lastActiveAt`, or moves the agent between `idle`, `active` and `paused`, or to `retired` (final). A move the lifecycle forbids, or any change to a retired agent, is 409.
    *
    * `PATCH /api/v1/agents/{id}` (agents.update)
    *
@@ -293,7 +419,9 @@ export class AgentsResource {
   }
 
   /**
-   * Delete an agent (extension); its memory entries and standups stay
+   * Delete an agent
+   *
+   * Extension. Removes the agent; its memory entries and standups stay, with its id. To keep it visible but inactive, retire it with PATCH instead.
    *
    * `DELETE /api/v1/agents/{id}` (agents.delete)
    *
@@ -310,7 +438,9 @@ export class MemoryResource {
   }
 
   /**
-   * Agents' memory entries, newest first, filtered by agent, kind, tag and time
+   * List memory entries
+   *
+   * Agents' memory entries, newest first, filtered by `agentId`, `kind`, `tag` and creation time (`from` inclusive, `to` exclusive). To find entries by their words, use GET /api/v1/search with `kinds=memory`.
    *
    * `GET /api/v1/memory` (memory.list)
    */
@@ -319,7 +449,9 @@ export class MemoryResource {
   }
 
   /**
-   * Record a memory entry for an agent (422 for an agent not in the lab, 409 for a retired one)
+   * Record a memory entry
+   *
+   * Stores an observation, fact, plan or reflection for an agent of the lab and moves the agent's `lastActiveAt` to it. 422 when `agentId` is not an agent of the lab, 409 when the agent is retired. Entries are immutable.
    *
    * `POST /api/v1/memory` (memory.create)
    */
@@ -328,7 +460,9 @@ export class MemoryResource {
   }
 
   /**
-   * One memory entry (extension)
+   * Get a memory entry
+   *
+   * Extension. One memory entry by id.
    *
    * `GET /api/v1/memory/{id}` (memory.get)
    *
@@ -339,7 +473,9 @@ export class MemoryResource {
   }
 
   /**
-   * Forget a memory entry (extension)
+   * Delete a memory entry
+   *
+   * Extension. Forgets the entry. Entries cannot be edited: to correct one, delete it and record another.
    *
    * `DELETE /api/v1/memory/{id}` (memory.delete)
    *
@@ -356,7 +492,9 @@ export class KnowledgeResource {
   }
 
   /**
-   * The lab's knowledge, newest first, filtered by tag and time
+   * List knowledge entries
+   *
+   * The lab's knowledge entries, newest first, filtered by `tag` and creation time. To find entries by their words, use GET /api/v1/search with `kinds=knowledge`.
    *
    * `GET /api/v1/knowledge` (knowledge.list)
    */
@@ -367,6 +505,8 @@ export class KnowledgeResource {
   /**
    * Add a knowledge entry
    *
+   * Records a piece of the lab's curated knowledge: a title, a body, its sources and tags. A chat's outcome can become one through POST /api/v1/chats/{id}/promote.
+   *
    * `POST /api/v1/knowledge` (knowledge.create)
    */
   create(params: T.CreateKnowledge, options?: RequestOptions): Promise<T.KnowledgeEntry> {
@@ -374,7 +514,9 @@ export class KnowledgeResource {
   }
 
   /**
-   * One knowledge entry (extension)
+   * Get a knowledge entry
+   *
+   * Extension. One knowledge entry by id.
    *
    * `GET /api/v1/knowledge/{id}` (knowledge.get)
    *
@@ -385,7 +527,9 @@ export class KnowledgeResource {
   }
 
   /**
-   * Change a knowledge entry (extension); sources and tags are replaced as a whole
+   * Update a knowledge entry
+   *
+   * Extension. Changes the fields given; `sources` and `tags`, when given, replace the old lists as a whole.
    *
    * `PATCH /api/v1/knowledge/{id}` (knowledge.update)
    *
@@ -396,7 +540,9 @@ export class KnowledgeResource {
   }
 
   /**
-   * Delete a knowledge entry (extension)
+   * Delete a knowledge entry
+   *
+   * Extension. Removes the entry.
    *
    * `DELETE /api/v1/knowledge/{id}` (knowledge.delete)
    *
@@ -413,7 +559,9 @@ export class SurveysResource {
   }
 
   /**
-   * Literature surveys, newest first, filtered by status, tag, linked paper and time
+   * List surveys
+   *
+   * The lab's literature surveys, newest first, filtered by `status`, `tag`, a linked paper and creation time.
    *
    * `GET /api/v1/surveys` (surveys.list)
    */
@@ -422,7 +570,9 @@ export class SurveysResource {
   }
 
   /**
-   * Start a survey (as a draft)
+   * Start a survey
+   *
+   * Creates a literature survey as a `draft`. Every id in `linkedPaperIds` must be a paper of the lab (422 otherwise).
    *
    * `POST /api/v1/surveys` (surveys.create)
    */
@@ -431,7 +581,9 @@ export class SurveysResource {
   }
 
   /**
-   * One survey (extension)
+   * Get a survey
+   *
+   * Extension. One survey by id.
    *
    * `GET /api/v1/surveys/{id}` (surveys.get)
    *
@@ -442,7 +594,9 @@ export class SurveysResource {
   }
 
   /**
-   * Change a survey or move it through its lifecycle (extension)
+   * Update a survey or change its status
+   *
+   * Extension. Changes the content (topic, question, findings, linked papers, tags) or moves the survey draft → in_progress → completed, or to archived (final, read-only). A move the lifecycle forbids, or any change to an archived survey, is 409.
    *
    * `PATCH /api/v1/surveys/{id}` (surveys.update)
    *
@@ -453,7 +607,9 @@ export class SurveysResource {
   }
 
   /**
-   * Delete a survey (extension)
+   * Delete a survey
+   *
+   * Extension. Removes the survey; the papers it links stay.
    *
    * `DELETE /api/v1/surveys/{id}` (surveys.delete)
    *
@@ -470,7 +626,9 @@ export class StandupsResource {
   }
 
   /**
-   * Standups, newest first, filtered by day range and author
+   * List standups
+   *
+   * The lab's standups, newest first, filtered by day range and author.
    *
    * `GET /api/v1/standups` (standups.list)
    */
@@ -479,7 +637,9 @@ export class StandupsResource {
   }
 
   /**
-   * Post a standup (409 when the author has one for that day)
+   * Post a standup
+   *
+   * Records the day's standup of a member or an agent. One per author and day: 409 when the author has one for that day, or when the authoring agent is retired. Standups are immutable.
    *
    * `POST /api/v1/standups` (standups.create)
    */
@@ -488,7 +648,9 @@ export class StandupsResource {
   }
 
   /**
-   * One standup (extension)
+   * Get a standup
+   *
+   * Extension. One standup by id.
    *
    * `GET /api/v1/standups/{id}` (standups.get)
    *
@@ -507,7 +669,9 @@ export class ProjectsResource {
   }
 
   /**
-   * Projects, newest first, filtered by status, a grouped item and time
+   * List projects
+   *
+   * The lab's projects, newest first, filtered by `status`, creation time, or `ref` to find the projects that group a given experiment, paper or task. Items are not included: get one project for them.
    *
    * `GET /api/v1/projects` (projects.list)
    */
@@ -516,7 +680,9 @@ export class ProjectsResource {
   }
 
   /**
-   * Create a project (it starts active)
+   * Create a project
+   *
+   * Creates a project to group the lab's experiments, papers and tasks; it starts `active`. Add items with POST /api/v1/projects/{id}/items.
    *
    * `POST /api/v1/projects` (projects.create)
    */
@@ -525,7 +691,9 @@ export class ProjectsResource {
   }
 
   /**
-   * One project with its items (extension)
+   * Get a project with its items
+   *
+   * Extension. One project by id, with the experiments, papers and tasks it groups.
    *
    * `GET /api/v1/projects/{id}` (projects.get)
    *
@@ -536,7 +704,9 @@ export class ProjectsResource {
   }
 
   /**
-   * Change a project or move it through its lifecycle (extension)
+   * Update a project or change its status
+   *
+   * Extension. Changes name or description, or moves the project active ⇄ paused → completed → archived (final, read-only). A move the lifecycle forbids, or a change to an archived project, is 409.
    *
    * `PATCH /api/v1/projects/{id}` (projects.update)
    *
@@ -547,7 +717,9 @@ export class ProjectsResource {
   }
 
   /**
-   * Delete a project and its membership list; the items themselves stay (extension)
+   * Delete a project
+   *
+   * Extension. Removes the project and its membership list; the experiments, papers and tasks it grouped stay.
    *
    * `DELETE /api/v1/projects/{id}` (projects.delete)
    *
@@ -564,7 +736,9 @@ export class ProjectsItemsResource {
   }
 
   /**
-   * Group an experiment, paper or task in the project (extension)
+   * Add an item to a project
+   *
+   * Extension. Groups an experiment, paper or task of the lab in the project, while it is active or paused. 409 when the project already holds that item, holds 500 items, or is completed or archived; 422 when `ref` names nothing of the lab.
    *
    * `POST /api/v1/projects/{id}/items` (projects.addItem)
    *
@@ -575,7 +749,9 @@ export class ProjectsItemsResource {
   }
 
   /**
-   * Take an item out of the project (extension)
+   * Remove an item from a project
+   *
+   * Extension. Takes the item out of the project (the experiment, paper or task itself stays), while the project is active or paused.
    *
    * `DELETE /api/v1/projects/{id}/items/{itemId}` (projects.removeItem)
    *
@@ -595,7 +771,9 @@ export class ChatsResource {
   }
 
   /**
-   * The lab's chats, newest first, without their messages (extension)
+   * List chats
+   *
+   * Extension. The lab's chats, newest first, filtered by creation time, without their messages: get one chat for those.
    *
    * `GET /api/v1/chats` (chats.list)
    */
@@ -604,7 +782,9 @@ export class ChatsResource {
   }
 
   /**
-   * Open a chat (extension)
+   * Open a chat
+   *
+   * Extension. Starts an empty chat, optionally titled; append messages with POST /api/v1/chats/{id}/messages.
    *
    * `POST /api/v1/chats` (chats.create)
    */
@@ -613,7 +793,9 @@ export class ChatsResource {
   }
 
   /**
-   * One chat with its messages in order (extension)
+   * Get a chat with its messages
+   *
+   * Extension. One chat by id, with its messages in the order they were added, its outcome and its promotion, if any.
    *
    * `GET /api/v1/chats/{id}` (chats.get)
    *
@@ -624,7 +806,9 @@ export class ChatsResource {
   }
 
   /**
-   * Set a chat's title or outcome (extension); the outcome is frozen once promoted
+   * Set a chat's title or outcome
+   *
+   * Extension. Sets or clears (`null`) the title or the outcome, the chat's conclusion that promotion turns into knowledge or a task. The outcome cannot change once promoted (409).
    *
    * `PATCH /api/v1/chats/{id}` (chats.update)
    *
@@ -635,7 +819,9 @@ export class ChatsResource {
   }
 
   /**
-   * Turn the chat's outcome into a knowledge entry or a task, once (409 without an outcome or when promoted already)
+   * Promote a chat's outcome
+   *
+   * Turns the chat's outcome into a knowledge entry (`as: knowledge`) or a task (`as: task`), titled by `title`, else the chat's title, else the outcome's first line. A chat is promoted once: 409 when it has no outcome or was promoted already (the message names the entry made the first time).
    *
    * `POST /api/v1/chats/{id}/promote` (chats.promote)
    *
@@ -652,7 +838,9 @@ export class ChatsMessagesResource {
   }
 
   /**
-   * Append a message (extension)
+   * Add a message to a chat
+   *
+   * Extension. Appends one message (a role and its content) at the end of the chat; messages are kept in order and still arrive after promotion.
    *
    * `POST /api/v1/chats/{id}/messages` (chats.addMessage)
    *
@@ -671,7 +859,9 @@ export class PapersResource {
   }
 
   /**
-   * The lab's papers, newest first, filtered by status and creation time
+   * List papers
+   *
+   * The lab's papers, newest first, filtered by `status` and creation time. To find papers by their words, use GET /api/v1/search with `kinds=papers`.
    *
    * `GET /api/v1/papers` (papers.list)
    */
@@ -680,7 +870,9 @@ export class PapersResource {
   }
 
   /**
-   * Create a paper (a draft, version 1)
+   * Create a paper
+   *
+   * Creates a paper as a `draft`, version 1, with its title, abstract, authors and the lab files it is made of. Publish it with POST /api/v1/papers/{id}/publish-loop.
    *
    * `POST /api/v1/papers` (papers.create)
    */
@@ -689,7 +881,9 @@ export class PapersResource {
   }
 
   /**
-   * One paper with its publish-loop state and steps (extension)
+   * Get a paper
+   *
+   * Extension. One paper by id, with its publish loop's state and steps: poll it after starting the loop.
    *
    * `GET /api/v1/papers/{id}` (papers.get)
    *
@@ -700,7 +894,9 @@ export class PapersResource {
   }
 
   /**
-   * Change a paper; a change to a published paper starts its next version as a draft (extension)
+   * Update a paper
+   *
+   * Extension. Changes title, abstract, authors or files. Changing a published paper starts its next version as a draft (the published one stays under /versions). 409 for a withdrawn paper or while the publish loop runs.
    *
    * `PATCH /api/v1/papers/{id}` (papers.update)
    *
@@ -711,7 +907,9 @@ export class PapersResource {
   }
 
   /**
-   * Delete a paper that was never published (extension)
+   * Delete a paper
+   *
+   * Extension. Removes a paper that was never published, ending any publish loop; a paper with a published version cannot be deleted (409).
    *
    * `DELETE /api/v1/papers/{id}` (papers.delete)
    *
@@ -722,7 +920,9 @@ export class PapersResource {
   }
 
   /**
-   * Start the publish loop: check the paper's files exist in the lab and advance it step by step to published
+   * Start a paper's publish loop
+   *
+   * Starts a background run that checks the paper's files exist in the lab and moves the paper one status at a time to `published`: 202 with the run (the same run when one is going, so it is safe to repeat), 200 when it is published already, 409 when withdrawn. Follow it with GET /api/v1/papers/{id}; a missing file stops the run with `loop.status: failed`.
    *
    * `POST /api/v1/papers/{id}/publish-loop` (papers.publishLoop)
    *
@@ -733,7 +933,9 @@ export class PapersResource {
   }
 
   /**
-   * Move a paper along its lifecycle by hand: a review decision, a resubmission, a withdrawal (extension)
+   * Change a paper's status
+   *
+   * Extension. Moves a paper along its lifecycle by hand (`to`, with an optional `note`): a submission, a review decision, a resubmission, a withdrawal. `published` is reached only through the publish loop; a move the lifecycle forbids is 409 naming the allowed ones.
    *
    * `POST /api/v1/papers/{id}/transition` (papers.transition)
    *
@@ -750,7 +952,9 @@ export class PapersVersionsResource {
   }
 
   /**
-   * The paper's published versions, frozen, newest first (extension)
+   * List a paper's published versions
+   *
+   * Extension. Every published version of the paper, newest first, frozen as published: its text and the blob id and size of each of its files then.
    *
    * `GET /api/v1/papers/{id}/versions` (papers.versions)
    *
@@ -767,7 +971,9 @@ export class DatasetsResource {
   }
 
   /**
-   * The lab's datasets, newest first, filtered by format, tag and creation time
+   * List datasets
+   *
+   * The lab's datasets, newest first, filtered by `format`, `tag` and creation time.
    *
    * `GET /api/v1/datasets` (datasets.list)
    */
@@ -776,7 +982,9 @@ export class DatasetsResource {
   }
 
   /**
-   * Register a dataset at a uri or a lab path (version 1)
+   * Register a dataset
+   *
+   * Records where a dataset is (a `uri` outside the lab or a lab `path`), its format and size; the service keeps the record, not the data. It starts at version 1. 409 when the name is taken in the lab.
    *
    * `POST /api/v1/datasets` (datasets.create)
    */
@@ -785,7 +993,9 @@ export class DatasetsResource {
   }
 
   /**
-   * One dataset (extension)
+   * Get a dataset
+   *
+   * Extension. One dataset by id.
    *
    * `GET /api/v1/datasets/{id}` (datasets.get)
    *
@@ -796,7 +1006,9 @@ export class DatasetsResource {
   }
 
   /**
-   * Change a dataset; a change of its content fields raises its version (extension)
+   * Update a dataset
+   *
+   * Extension. Changes the fields given. A change of `uri`, `path`, `format`, `sizeBytes` or `rows` (the data changed or moved) raises `version`; name, description and tags do not. 409 when the new name is taken.
    *
    * `PATCH /api/v1/datasets/{id}` (datasets.update)
    *
@@ -807,7 +1019,9 @@ export class DatasetsResource {
   }
 
   /**
-   * Delete a dataset's record (the data itself is not touched) (extension)
+   * Delete a dataset
+   *
+   * Extension. Removes the dataset's record; the data itself is not touched.
    *
    * `DELETE /api/v1/datasets/{id}` (datasets.delete)
    *
@@ -824,7 +1038,9 @@ export class FiguresResource {
   }
 
   /**
-   * The lab's figures: images and PDFs of the linked repository and registered figures, newest first
+   * List figures
+   *
+   * The lab's figures, newest first: the images and PDFs of the linked repository (`source: git`, found by each pull) and the figures registered through the API (`source: api`), filtered by `source`, `experimentId` and creation time.
    *
    * `GET /api/v1/figures` (figures.list)
    */
@@ -833,7 +1049,9 @@ export class FiguresResource {
   }
 
   /**
-   * Register a figure (a lab path or a URL), for instance one an experiment produced (extension)
+   * Register a figure
+   *
+   * Extension. Registers a figure at a lab `path` or an http(s) `url`, with a title, an optional caption and the experiment that produced it.
    *
    * `POST /api/v1/figures` (figures.create)
    */
@@ -842,7 +1060,9 @@ export class FiguresResource {
   }
 
   /**
-   * One figure (extension)
+   * Get a figure
+   *
+   * Extension. One figure by id.
    *
    * `GET /api/v1/figures/{id}` (figures.get)
    *
@@ -853,7 +1073,9 @@ export class FiguresResource {
   }
 
   /**
-   * Change a figure's title, caption or experiment (extension)
+   * Update a figure
+   *
+   * Extension. Changes the title, caption or experiment of any figure, a git one included (`null` clears caption or experiment).
    *
    * `PATCH /api/v1/figures/{id}` (figures.update)
    *
@@ -864,7 +1086,9 @@ export class FiguresResource {
   }
 
   /**
-   * Delete a registered figure; a git figure is deleted in the repository (extension)
+   * Delete a figure
+   *
+   * Extension. Removes a registered figure. A figure from the linked repository is 409: delete its file in git and the next pull removes it.
    *
    * `DELETE /api/v1/figures/{id}` (figures.delete)
    *
@@ -880,12 +1104,24 @@ export class TelemetryResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/telemetry` (telemetry.query) */
+  /**
+   * Query telemetry
+   *
+   * Telemetry events by metric `name` and time range (`from` inclusive, `to` exclusive): raw events, newest first (the default), or aggregated (`aggregate=avg|sum|min|max|count`), per name or per minute, hour or day `bucket`.
+   *
+   * `GET /api/v1/telemetry` (telemetry.query)
+   */
   query(params: T.TelemetryQueryParams, options?: RequestOptions): PagePromise<T.TelemetryEvent, ReadonlyArray<T.TelemetryEvent> | ReadonlyArray<T.TelemetryAggregate>> {
     return this.client.list<T.TelemetryEvent, ReadonlyArray<T.TelemetryEvent> | ReadonlyArray<T.TelemetryAggregate>>({ method: "GET", path: "/api/v1/telemetry", answer: "envelope", query: params }, options)
   }
 
-  /** `POST /api/v1/telemetry` (telemetry.ingest) */
+  /**
+   * Send telemetry
+   *
+   * Stores a batch of 1–1,000 numeric events (name, value, optional unit, timestamp and attributes), all or none, and answers what was accepted. Send events in batches rather than one request each.
+   *
+   * `POST /api/v1/telemetry` (telemetry.ingest)
+   */
   ingest(params: T.TelemetryIngestParams, options?: RequestOptions): Promise<T.TelemetryBatch> {
     return this.client.call<T.TelemetryBatch>({ method: "POST", path: "/api/v1/telemetry", answer: "envelope", body: params }, options)
   }
@@ -896,17 +1132,35 @@ export class ContributionsResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/contributions` (contributions.list) */
+  /**
+   * List contributions
+   *
+   * Who contributed what, newest first: the lab's activity entries credited to their agent or actor, plus recorded contributions, filtered by contributor, contributor kind, kind (`paper` matches `paper.*`), ref and time. For counts per contributor, use /contributions/summary.
+   *
+   * `GET /api/v1/contributions` (contributions.list)
+   */
   list(params: T.ContributionsListParams, options?: RequestOptions): PagePromise<T.Contribution, ReadonlyArray<T.Contribution>> {
     return this.client.list<T.Contribution, ReadonlyArray<T.Contribution>>({ method: "GET", path: "/api/v1/contributions", answer: "envelope", query: params }, options)
   }
 
-  /** `POST /api/v1/contributions` (contributions.record) */
+  /**
+   * Record a contribution
+   *
+   * Records work no route records by itself (an analysis, a review) with a kind, a summary and an optional ref, credited to `agentId` or else to the calling credential. 409 when the agent is retired.
+   *
+   * `POST /api/v1/contributions` (contributions.record)
+   */
   record(params: T.ContributionsRecordParams, options?: RequestOptions): Promise<T.Contribution> {
     return this.client.call<T.Contribution>({ method: "POST", path: "/api/v1/contributions", answer: "envelope", body: params }, options)
   }
 
-  /** `GET /api/v1/contributions/summary` (contributions.summary) */
+  /**
+   * Summarise contributions per contributor
+   *
+   * Extension. With the list's filters, one row per contributor, most contributions first: the count, the count per kind and the first and last time.
+   *
+   * `GET /api/v1/contributions/summary` (contributions.summary)
+   */
   summary(params: T.ContributionsSummaryParams, options?: RequestOptions): PagePromise<T.ContributorSummary, ReadonlyArray<T.ContributorSummary>> {
     return this.client.list<T.ContributorSummary, ReadonlyArray<T.ContributorSummary>>({ method: "GET", path: "/api/v1/contributions/summary", answer: "envelope", query: params }, options)
   }
@@ -917,17 +1171,33 @@ export class BackupsResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/backups` (backups.list) */
+  /**
+   * List backups
+   *
+   * The lab's backups, newest first, filtered by `status` and creation time, each with its status, size, checksum and latest restore.
+   *
+   * `GET /api/v1/backups` (backups.list)
+   */
   list(params: T.BackupsListParams, options?: RequestOptions): PagePromise<T.Backup, ReadonlyArray<T.Backup>> {
     return this.client.list<T.Backup, ReadonlyArray<T.Backup>>({ method: "GET", path: "/api/v1/backups", answer: "envelope", query: params }, options)
   }
 
-  /** `POST /api/v1/backups` (backups.create) */
+  /**
+   * Back up the lab
+   *
+   * Starts a backup of the lab's files and every resource into an archive; 202 with it `pending` (or the backup already in progress: safe to repeat). Poll GET /api/v1/backups/{id} until `completed` or `failed`. 409 while a restore runs; 403 `quota_exceeded` past the plan's backups kept or stored bytes.
+   *
+   * `POST /api/v1/backups` (backups.create)
+   */
   create(params: T.BackupsCreateParams, options?: RequestOptions): Promise<T.Backup> {
     return this.client.call<T.Backup>({ method: "POST", path: "/api/v1/backups", answer: "envelope", body: params }, options)
   }
 
   /**
+   * Get a backup
+   *
+   * Extension. One backup by id, with its status and its latest restore: poll it after starting a backup or a restore.
+   *
    * `GET /api/v1/backups/{id}` (backups.get)
    *
    * @param id bkp_…
@@ -937,6 +1207,10 @@ export class BackupsResource {
   }
 
   /**
+   * Delete a backup
+   *
+   * Extension. Deletes the backup and its archive; 409 while it or its restore is in progress.
+   *
    * `DELETE /api/v1/backups/{id}` (backups.delete)
    *
    * @param id bkp_…
@@ -946,6 +1220,10 @@ export class BackupsResource {
   }
 
   /**
+   * Restore a backup
+   *
+   * Extension. Puts the lab back as the completed backup archived it, replacing its current rows; 202 with the restore `pending` (or the one in progress). The lab's writes get 409 while it applies. 409 for a backup not completed or while another backup or restore of the lab runs; 403 `quota_exceeded` when the restored lab would exceed its quota.
+   *
    * `POST /api/v1/backups/{id}/restore` (backups.restore)
    *
    * @param id bkp_…
@@ -955,6 +1233,10 @@ export class BackupsResource {
   }
 
   /**
+   * Download a backup's archive
+   *
+   * Extension. The completed backup's archive, gzip'd NDJSON, streamed (409 before it is completed). Needs a read-write key: the archive holds the lab's sealed secrets.
+   *
    * `GET /api/v1/backups/{id}/download` (backups.download)
    *
    * @param id bkp_…
@@ -969,7 +1251,13 @@ export class SearchResource {
   constructor(private readonly client: BaseClient) {
   }
 
-  /** `GET /api/v1/search` (search.search) */
+  /**
+   * Search the lab
+   *
+   * Full-text search across the lab's files, papers, knowledge, memory, tasks and experiments (`kinds` narrows it), in web-search syntax (`"a phrase"`, `or`, `-word`), most relevant first, each result with a highlighted snippet. Use it to find by words; the lists filter by fields.
+   *
+   * `GET /api/v1/search` (search.search)
+   */
   query(params: T.SearchQueryParams, options?: RequestOptions): PagePromise<T.SearchResult, ReadonlyArray<T.SearchResult>> {
     return this.client.list<T.SearchResult, ReadonlyArray<T.SearchResult>>({ method: "GET", path: "/api/v1/search", answer: "envelope", query: params }, options)
   }
@@ -989,7 +1277,9 @@ export class ExperimentsResource {
   }
 
   /**
-   * The lab's experiments, newest first
+   * List experiments
+   *
+   * The lab's experiments, newest first, filtered by `status`, `queueId`, `podId`, `templateId`, `projectId` and creation time. What waits in a queue: `queueId=…&status=queued`.
    *
    * `GET /api/v1/experiments` (experiments.list)
    */
@@ -998,7 +1288,9 @@ export class ExperimentsResource {
   }
 
   /**
-   * Create a draft experiment, from scratch or from a template (templateId)
+   * Create an experiment
+   *
+   * Creates a `draft` experiment, from scratch or from a template (`templateId`): the template's name and description unless given, and its defaults with `params` merged over them, checked against its `paramsSchema` (422 naming the param). Run it by enqueueing it with POST /api/v1/experiments/queues.
    *
    * `POST /api/v1/experiments` (experiments.create)
    */
@@ -1007,7 +1299,9 @@ export class ExperimentsResource {
   }
 
   /**
-   * One experiment (extension)
+   * Get an experiment
+   *
+   * Extension. One experiment by id: status, params, queue, pod and timings.
    *
    * `GET /api/v1/experiments/{id}` (experiments.get)
    *
@@ -1018,7 +1312,9 @@ export class ExperimentsResource {
   }
 
   /**
-   * Change name, description, hypothesis, projectId, or params until it runs (extension)
+   * Update an experiment
+   *
+   * Extension. Changes name, description, hypothesis or project at any time, and `params` only while draft or queued (409 once it runs; checked against its template's schema).
    *
    * `PATCH /api/v1/experiments/{id}` (experiments.update)
    *
@@ -1029,7 +1325,9 @@ export class ExperimentsResource {
   }
 
   /**
-   * draft, queued or running → cancelled (extension)
+   * Cancel an experiment
+   *
+   * Extension. draft, queued or running → cancelled (final), with an optional `reason`. Cancelling a cancelled experiment is a no-op; a completed or failed one is 409.
    *
    * `POST /api/v1/experiments/{id}/cancel` (experiments.cancel)
    *
@@ -1040,7 +1338,9 @@ export class ExperimentsResource {
   }
 
   /**
-   * running → completed (extension)
+   * Mark an experiment completed
+   *
+   * Extension. running → completed (final), with an optional `reason`; the service records its pod runtime as a cost. 409 unless it is running (or completed already: a no-op).
    *
    * `POST /api/v1/experiments/{id}/complete` (experiments.complete)
    *
@@ -1051,7 +1351,9 @@ export class ExperimentsResource {
   }
 
   /**
-   * running → failed (extension)
+   * Mark an experiment failed
+   *
+   * Extension. running → failed (final), with an optional `reason`; the service records its pod runtime as a cost. 409 unless it is running (or failed already: a no-op).
    *
    * `POST /api/v1/experiments/{id}/fail` (experiments.fail)
    *
@@ -1068,7 +1370,9 @@ export class ExperimentsTemplatesResource {
   }
 
   /**
-   * The lab's experiment templates, newest first
+   * List experiment templates
+   *
+   * The lab's experiment templates, newest first.
    *
    * `GET /api/v1/experiments/templates` (experiments.listTemplates)
    */
@@ -1077,7 +1381,9 @@ export class ExperimentsTemplatesResource {
   }
 
   /**
-   * Create a template: name, description, paramsSchema, defaults
+   * Create an experiment template
+   *
+   * Creates a reusable template: name, description, a `paramsSchema` (a JSON Schema subset the service enforces on experiments made from it) and `defaults` for their params.
    *
    * `POST /api/v1/experiments/templates` (experiments.createTemplate)
    */
@@ -1092,7 +1398,9 @@ export class ExperimentsQueuesResource {
   }
 
   /**
-   * The lab's queues with their length and waiting time, newest first
+   * List experiment queues
+   *
+   * The lab's queues, newest first, each with its length, running experiments, the waiting time of its oldest queued experiment and the one that starts next.
    *
    * `GET /api/v1/experiments/queues` (experiments.listQueues)
    */
@@ -1101,7 +1409,9 @@ export class ExperimentsQueuesResource {
   }
 
   /**
-   * Create a queue ({labId, name}) or enqueue a draft experiment ({labId, queueId, experimentId})
+   * Create a queue or enqueue an experiment
+   *
+   * `{labId, name}` creates a FIFO queue (201; 409 when the name is taken). `{labId, queueId, experimentId}` enqueues a draft experiment (202 with it `queued`; the same again is a no-op, another queue or a non-draft is 409). The scheduler starts queued experiments, first queued first, on the lab's running pods that are free.
    *
    * `POST /api/v1/experiments/queues` (experiments.queue)
    */
@@ -1116,7 +1426,9 @@ export class ExperimentsCostsResource {
   }
 
   /**
-   * Cost records, newest first, with their totals in meta.totals
+   * List experiment cost records
+   *
+   * Cost records, newest first, filtered by `experimentId`, `category` and `incurredAt`; `meta.totals` sums every record the filters select, over all pages, per currency. For the lab's whole spend by day, pods included, use GET /api/v1/costs.
    *
    * `GET /api/v1/experiments/costs` (experiments.listCosts)
    */
@@ -1125,7 +1437,9 @@ export class ExperimentsCostsResource {
   }
 
   /**
-   * Record a cost of an experiment
+   * Record an experiment cost
+   *
+   * Records money an experiment cost outside its pod (an API bill, storage), with amount, currency, category and source. Pod runtime is recorded by the service itself when a run finishes.
    *
    * `POST /api/v1/experiments/costs` (experiments.createCost)
    */
@@ -1140,7 +1454,9 @@ export class ExperimentsMetricsResource {
   }
 
   /**
-   * Metric points in the order they were appended, optionally of one key (extension)
+   * List experiment metrics
+   *
+   * Extension. The experiment's metric points in the order they were appended (the order for plotting), optionally of one `key`.
    *
    * `GET /api/v1/experiments/{id}/metrics` (experiments.listMetrics)
    *
@@ -1151,7 +1467,9 @@ export class ExperimentsMetricsResource {
   }
 
   /**
-   * Append metric points to a running experiment (extension)
+   * Log experiment metrics
+   *
+   * Extension. Appends 1–1,000 metric points (`key`, `value`, optional `step` and `timestamp`) to a running experiment (409 otherwise) and answers the stored points.
    *
    * `POST /api/v1/experiments/{id}/metrics` (experiments.logMetrics)
    *
@@ -1168,7 +1486,9 @@ export class PodsResource {
   }
 
   /**
-   * The lab's pods, newest first
+   * List pods
+   *
+   * The lab's compute pods, newest first, optionally only those in one `status`, each with its desired and actual status.
    *
    * `GET /api/v1/pods` (pods.list)
    */
@@ -1177,7 +1497,9 @@ export class PodsResource {
   }
 
   /**
-   * Extension: create a pod (stopped) in the lab.
+   * Create a pod
+   *
+   * Extension. Creates a pod of the lab, `stopped`, with its GPU and its `costPerHour` (what its uptime costs). Start it with POST /api/v1/pods/{podId}/start.
    *
    * `POST /api/v1/pods` (pods.create)
    */
@@ -1186,7 +1508,9 @@ export class PodsResource {
   }
 
   /**
-   * Extension: one pod, with uptime and cost computed from its sessions.
+   * Get a pod
+   *
+   * Extension. One pod by id, with its uptime and cost computed from its sessions: poll it after start or stop.
    *
    * `GET /api/v1/pods/{podId}` (pods.get)
    *
@@ -1197,7 +1521,9 @@ export class PodsResource {
   }
 
   /**
-   * Extension: delete a stopped or failed pod (409 otherwise). Its sessions, and so its costs, stay.
+   * Delete a pod
+   *
+   * Extension. Deletes a stopped or failed pod (409 otherwise: stop it first). Its sessions, and so its costs, stay.
    *
    * `DELETE /api/v1/pods/{podId}` (pods.delete)
    *
@@ -1208,7 +1534,9 @@ export class PodsResource {
   }
 
   /**
-   * 202 with `starting` (or `running` when it already runs). Safe to repeat. 403 quota_exceeded past the plan's running pods.
+   * Start a pod
+   *
+   * Asks for the pod to run: 202 with it `starting` (or as it is when it already starts or runs; a stopping pod starts again once stopped). Safe to repeat. 403 `quota_exceeded` when the lab already runs its plan's number of pods.
    *
    * `POST /api/v1/pods/{podId}/start` (pods.start)
    *
@@ -1219,7 +1547,9 @@ export class PodsResource {
   }
 
   /**
-   * 202 with `stopping` (or `stopped` when it is not running). Safe to repeat.
+   * Stop a pod
+   *
+   * Asks for the pod to stop: 202 with it `stopping` (or as it is when it is stopping or stopped; a failed pod becomes stopped). Safe to repeat. An experiment running on it becomes failed.
    *
    * `POST /api/v1/pods/{podId}/stop` (pods.stop)
    *
@@ -1236,7 +1566,9 @@ export class CostsResource {
   }
 
   /**
-   * The lab's costs by UTC day, currency and category: pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted.
+   * Get the lab's cost report
+   *
+   * The lab's costs by UTC day, currency and category between `from` and `to` (default: the last 30 days, at most 366): pod uptime × costPerHour (compute, from pod sessions) plus the experiment cost records clients posted, with totals per currency. For individual records, use GET /api/v1/experiments/costs.
    *
    * `GET /api/v1/costs` (costs.report)
    */
