@@ -20,13 +20,17 @@ describe("the Python client's generated code", () => {
   })
 
   it("offers the routes the contract names, with snake_case arguments and docstrings", () => {
-    const resources = renderPython(buildModel()).find((f) => f.path.endsWith("/resources.py"))?.text ?? ""
+    const model = buildModel()
+    const resources = renderPython(model).find((f) => f.path.endsWith("/resources.py"))?.text ?? ""
     for (const cls of ["TasksResource", "FilesResource", "SyncResource", "ExperimentsQueuesResource"]) {
       expect(resources).toContain(`class ${cls}:`)
     }
     expect(resources).toMatch(/def write\(\n\s+self,\n\s+\*,\n\s+path: str,\n\s+content: str,\n\s+lab_id: Optional\[str\] = None,\n\s+expected_sha: Optional\[str\] = None,/)
     expect(resources).toContain('"sha": expected_sha')
-    expect(resources).toContain('"""The lab\'s experiments, newest first')
+    // the contract's summary of an operation opens its docstring
+    const summary = model.operations.find((op) => op.operationId === "experiments.list")?.summary
+    expect(summary).toBeTruthy()
+    expect(resources).toContain(`"""${summary}`)
   })
 })
 
