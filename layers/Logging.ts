@@ -1,5 +1,6 @@
 import { Cause, Config, ConfigError, Console, Context, DefaultServices, Either, FiberId, FiberRefs, HashMap, Layer, Logger, LogLevel, Predicate } from "effect"
 import { Console as NodeConsole } from "node:console"
+import { isoString } from "../src/common/IsoTime.js"
 
 /**
  * LOG_FORMAT: `json` (one object a line: what a log shipper reads), `pretty` (for a person at a terminal) or
@@ -99,7 +100,7 @@ const jsonWithFields = (general: Logger.Logger<unknown, string>) =>
     return JSON.stringify({
       message: text,
       logLevel: options.logLevel.label,
-      timestamp: options.date.toISOString(),
+      timestamp: isoString(options.date),
       annotations: written,
       spans: spansWritten,
       fiberId: FiberId.threadName(options.fiberId)
