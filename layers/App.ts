@@ -35,6 +35,7 @@ import * as DiskSpaceWatch from "./DiskSpaceWatch.js"
 import { DEFAULT_STOP, drainOnStop, type StopSettings } from "./Stop.js"
 import { DEFAULT_WEBHOOK_FAILURES_PER_MINUTE, WebhookFailureLimit } from "../src/sync/Webhooks.js"
 import * as RateLimitStore from "./RateLimitStore.js"
+import { notingWrites } from "../src/db/ConnectionLoss.js"
 import * as LocalProcessProvider from "./pods/LocalProcessProvider.js"
 import * as IdempotencyKeys from "../src/idempotency/IdempotencyKeys.js"
 import { DEFAULT_IDEMPOTENCY, type IdempotencySettings } from "../src/idempotency/IdempotencyKeys.js"
@@ -165,7 +166,8 @@ export const server = (settings: AppSettings) => {
     ),
     // the database is open and migrated before the port opens: no request waits on start-up
     Layer.provideMerge(environment(settings)),
-    Layer.provide(tracing(settings.tracing))
+    // statements note writes for withConnectionRetry in every request's fiber without a FiberRef change of their own
+    Layer.provide(Layer.merge(tracing(settings.tracing), notingWrites))
   )
 }
 

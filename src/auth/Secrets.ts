@@ -1,11 +1,12 @@
-import { createHash, timingSafeEqual } from "node:crypto"
+import { hash, timingSafeEqual } from "node:crypto"
 import { randomToken } from "../common/Ids.js"
 
 export const API_KEY_PREFIX = "lsk_"
 
 export const newApiKeySecret = (): string => `${API_KEY_PREFIX}${randomToken(40)}`
 
-export const sha256 = (value: string): Buffer => createHash("sha256").update(value).digest()
+/** One-shot: every request with a credential hashes it, and a Hash object per call costs more than the digest. */
+export const sha256 = (value: string): Buffer => hash("sha256", value, "buffer")
 
 export const sha256Hex = (value: string): string => sha256(value).toString("hex")
 

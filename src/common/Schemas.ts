@@ -1,4 +1,5 @@
 import { ParseResult, Schema } from "effect"
+import { isoString } from "./IsoTime.js"
 
 /** A lab is addressed by its id (`lab_…`) or, for convenience, its slug. */
 export const LabRef = Schema.String.pipe(
@@ -53,7 +54,7 @@ export const Timestamp = Schema.transformOrFail(Schema.String, Schema.DateFromSe
     return ParseResult.succeed(date)
   },
   encode: (date, _, ast) =>
-    Number.isNaN(date.getTime()) ? ParseResult.fail(new ParseResult.Type(ast, date, "is an invalid date")) : ParseResult.succeed(date.toISOString())
+    Number.isNaN(date.getTime()) ? ParseResult.fail(new ParseResult.Type(ast, date, "is an invalid date")) : ParseResult.succeed(isoString(date))
 }).annotations({
   identifier: "Timestamp",
   description: "ISO 8601 date and time, years 0001-9999",

@@ -1,7 +1,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as Statement from "@effect/sql/Statement"
 import { SqlError } from "@effect/sql/SqlError"
-import { Cause, Context, Data, Effect, Exit, FiberRef, FiberRefs, Option, Schedule } from "effect"
+import { Cause, Context, Data, Effect, Exit, FiberRef, FiberRefs, Layer, Option, Schedule } from "effect"
 
 /**
  * A lost database connection (PostgreSQL restarted, a backend terminated, the
@@ -110,6 +110,13 @@ const noteAutocommitWrites: Statement.Statement.Transformer = (statement, _sql, 
 const NOTING_WRITES = Option.some(noteAutocommitWrites)
 
 /**
+ * The transformer installed for the fibers a layer's later parts run (the server's requests): it notes writes only
+ * inside withConnectionRetry, where the ledger is set, and withConnectionRetry then sets only the ledger, one
+ * FiberRef change fewer per request.
+ */
+export const notingWrites = Layer.locallyScoped(Statement.currentTransformer, NOTING_WRITES)
+
+/**
  * The service's own bookkeeping (a key's `last_used_at`, a JWT user's `last_seen_at`): written, but not part of
  * what the request asked for, so its writes do not count as the request's. A read that lost its connection is
  * still a read: it runs again, and its 503 says nothing was changed. Only for idempotent writes, landed or not.
@@ -162,11 +169,14 @@ export const withConnectionRetry = <A, E, R>(
 ): Effect.Effect<A, E | DatabaseUnavailable, R> => {
   // an effect that has already succeeded (a constant answer) uses no connection: nothing to watch or retry
   if (Exit.isExit(effect) && Exit.isSuccess(effect)) return effect
-  const attempt = Effect.suspend(() => {
+  const attempt = Effect.withFiberRuntime<A, Failed<E>, R>((fiber) => {
     const ledger: WriteLedger = { mayHaveLanded: false }
-    return effect.pipe(
-      Effect.locally(CurrentLedger, ledger),
-      Effect.locally(Statement.currentTransformer, NOTING_WRITES),
+    const tracked = Effect.locally(effect, CurrentLedger, ledger)
+    // where notingWrites installed the transformer for every fiber (the server), only the ledger is set
+    const noted = fiber.getFiberRef(Statement.currentTransformer) === NOTING_WRITES
+      ? tracked
+      : Effect.locally(tracked, Statement.currentTransformer, NOTING_WRITES)
+    return noted.pipe(
       Effect.sandbox,
       Effect.mapError(
         (cause): Failed<E> => ({ cause, lost: causeIsRetryable(cause), busy: causeHas(cause, isPoolBusy), mayHaveLanded: ledger.mayHaveLanded })

@@ -3,6 +3,7 @@ import { Effect, Either, Option, Schema } from "effect"
 import { InvalidField } from "../common/DomainErrors.js"
 import { ResourceId, Timestamp } from "../common/Schemas.js"
 import { jsonProblem } from "../common/TextHygiene.js"
+import { isoString } from "../common/IsoTime.js"
 
 /** One page of a list, and the cursor of the next (null on the last page). */
 export interface Page<A> {
@@ -88,7 +89,7 @@ export const pageQueryWith = <P>(
  * writer. Coming back it is decoded with the schema.
  */
 const encodeCursor = (position: Cursor): string =>
-  Buffer.from(JSON.stringify({ createdAt: position.createdAt.toISOString(), id: position.id })).toString("base64url")
+  Buffer.from(JSON.stringify({ createdAt: isoString(position.createdAt), id: position.id })).toString("base64url")
 
 /** The SQL condition that starts a page after the cursor (TRUE on the first page). */
 export const keyset = (sql: SqlClient.SqlClient, cursor: Option.Option<Cursor>, table?: string) => {

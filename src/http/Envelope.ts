@@ -2,6 +2,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, FiberRef, Schema } from "effect"
 import type { Page } from "../db/Paging.js"
 import { CurrentRequest, type RequestContext } from "../common/RequestContext.js"
+import { isoString } from "../common/IsoTime.js"
 
 /** Spec 2.2: every success is `{data, meta}`; lists add the cursor fields. */
 export const Meta = Schema.Struct({
@@ -20,7 +21,7 @@ export const Envelope = <S extends Schema.Schema.Any>(data: S) => Schema.Struct(
 export const ListEnvelope = <S extends Schema.Schema.Any>(item: S) =>
   Schema.Struct({ data: Schema.Array(item), meta: ListMeta })
 
-const meta = (request: RequestContext) => ({ request_id: request.id, timestamp: new Date().toISOString() })
+const meta = (request: RequestContext) => ({ request_id: request.id, timestamp: isoString(new Date()) })
 
 /** Wrap a handler's result in the success envelope. */
 export const ok = <A>(data: A) => Effect.map(FiberRef.get(CurrentRequest), (request) => ({ data, meta: meta(request) }))

@@ -4,7 +4,7 @@
  * the line's cause. The deployment test reads the same lines from a real process.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Console, Effect, LogLevel, Schema } from "effect"
+import { Cause, Console, Effect, Logger, LogLevel, Schema } from "effect"
 import * as Logging from "../../layers/Logging.js"
 
 const JsonLine = Schema.parseJson(
@@ -59,6 +59,32 @@ describe("log lines", () => {
       const decoded = Schema.decodeUnknownSync(JsonLine)(line)
       expect(decoded.message).toHaveLength(2)
       expect(decoded.annotations).toEqual({})
+    }))
+
+  it.effect("the request line says what Effect's own JSON logger says, spans included", () =>
+    Effect.gen(function* () {
+      const line = Effect.logInfo("request", { request_id: "req_3", method: "GET", route: "/api/v1/tasks", status: 200, duration_ms: 0.4 }).pipe(
+        Effect.annotateLogs({ replica: "b" }),
+        Effect.withLogSpan("handling")
+      )
+      const effects: Array<string> = []
+      yield* line.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, Logger.map(Logging.withFields(Logger.jsonLogger), (l) => void effects.push(l)))))
+      const [ours] = yield* written("json", line)
+      const { timestamp: _, spans, ...rest } = JSON.parse(ours ?? "")
+      const { timestamp: __, spans: effectSpans, ...expected } = JSON.parse(effects[0] ?? "")
+      expect(rest).toEqual(expected)
+      expect(Object.keys(spans)).toEqual(Object.keys(effectSpans))
+      expect(rest.annotations).toEqual({ request_id: "req_3", method: "GET", route: "/api/v1/tasks", status: 200, duration_ms: 0.4, replica: "b" })
+    }))
+
+  it.effect("a field that is not a string, number, boolean or null is written as Effect's logger writes it", () =>
+    Effect.gen(function* () {
+      const [line] = yield* written("json", Effect.logInfo("pull", { lab: "lab_1", at: new Date(0), refs: ["main"] }))
+      expect(Schema.decodeUnknownSync(JsonLine)(line)).toEqual({
+        message: "pull",
+        logLevel: "INFO",
+        annotations: { lab: "lab_1", at: "1970-01-01T00:00:00.000Z", refs: ["main"] }
+      })
     }))
 
   it.effect("logfmt writes the fields as keys and values", () =>
