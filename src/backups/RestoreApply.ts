@@ -6,6 +6,7 @@ import type { LabId } from "../labs/LabId.js"
 import { COUNTED_NOT_REFUSED } from "../quotas/RecordsQuota.js"
 import { batcher, readArchive, type Verified } from "./ArchiveRestore.js"
 import { ArchiveError, type LabTable, quote, RESTORE_POLICY } from "./ArchiveSchema.js"
+import { type SplitRow, splitLongStrings } from "./RowText.js"
 import { STEP_BYTES, stepSizer, tablesOf } from "./RestoreCheck.js"
 
 /*
@@ -115,6 +116,47 @@ const insertBatch = (sql: SqlClient.SqlClient, labId: LabId, table: LabTable, co
     count
   )
 
+/** Characters of a row beyond which its long texts are sent as parameters of their own, not inside its JSON. */
+const BIG_ROW = 64 * 1024
+const LONG_TEXT = 1024
+
+/**
+ * Insert one big row, its long texts (of `text` columns) as parameters of their own: the database does not parse
+ * MiB of JSON for a file's content. How many were put (0 or 1).
+ */
+const insertRow = (sql: SqlClient.SqlClient, labId: LabId, table: LabTable, columns: ReadonlyArray<string>, merge: boolean, split: SplitRow) =>
+  Effect.flatMap(
+    sql`
+      WITH put AS (
+        INSERT INTO ${sql.literal(quote(table.name))} (${sql.literal(columns.map(quote).join(", "))}) OVERRIDING SYSTEM VALUE
+        SELECT ${sql.csv(columns.map((c) => {
+          const text = split.strings.get(c)
+          return text === undefined ? sql.literal(`p.${quote(c)}`) : sql`${text}::text`
+        }))}
+        FROM json_populate_record(NULL::${sql.literal(quote(table.name))}, ${split.row}::json) p
+        WHERE p.lab_id = ${labId}
+        ${sql.literal(merge ? "ON CONFLICT DO NOTHING" : "")}
+        RETURNING 1
+      )
+      SELECT count(*)::int AS n FROM put`,
+    count
+  )
+
+const Names = Schema.Array(Schema.Struct({ tableName: Schema.String, name: Schema.String }))
+
+/** The columns of type text (not a domain) of each table. */
+const textColumns = (sql: SqlClient.SqlClient) =>
+  Effect.gen(function* () {
+    const rows = yield* Effect.flatMap(
+      sql`SELECT table_name, column_name AS name FROM information_schema.columns
+          WHERE table_schema = current_schema() AND data_type = 'text' AND domain_name IS NULL`,
+      (r) => Effect.orDie(Schema.decodeUnknown(Names)(r))
+    )
+    const byTable = new Map<string, Set<string>>()
+    for (const r of rows) byTable.set(r.tableName, (byTable.get(r.tableName) ?? new Set<string>()).add(r.name))
+    return byTable
+  })
+
 /**
  * One read of the archive, inserting the rows of the tables `ready` lets in, a batch per step (its rows sized by the
  * time the last step took); the rows put per table. A table is let in when every table before it in the schema's
@@ -135,17 +177,25 @@ const insertPass = (sql: SqlClient.SqlClient, labId: LabId, verified: Verified, 
       return false
     }
     const letIn = new Map<string, boolean>()
+    const texts = yield* inBackground(textColumns(sql))
+    const columnsOf = (table: LabTable) => {
+      const had = new Set(archived.get(table.name) ?? [])
+      return table.insertable.filter((c) => had.has(c))
+    }
+    /** A step that inserts rows of the table: its time sizes the next batch. */
+    const timedStep = (name: string, rows: number, insert: Effect.Effect<number, SqlError>) =>
+      Effect.gen(function* () {
+        const started = performance.now()
+        const n = yield* step(sql, labId, verified.backupId, insert)
+        sizer.took(performance.now() - started, true)
+        put.set(name, (put.get(name) ?? 0) + n)
+        if (n > rows) return yield* new ArchiveError({ message: `${name}: more rows put back than read` })
+      })
     const batches = batcher(sizer.rows, STEP_BYTES, (name, batch, rows) =>
       Effect.gen(function* () {
         const table = byName.get(name)
         if (table === undefined) return
-        const had = new Set(archived.get(name) ?? [])
-        const columns = table.insertable.filter((c) => had.has(c))
-        const started = performance.now()
-        const n = yield* step(sql, labId, verified.backupId, insertBatch(sql, labId, table, columns, RESTORE_POLICY[name] === "merge", batch))
-        sizer.took(performance.now() - started, true)
-        put.set(name, (put.get(name) ?? 0) + n)
-        if (n > rows) return yield* new ArchiveError({ message: `${name}: more rows put back than read` })
+        yield* timedStep(name, rows, insertBatch(sql, labId, table, columnsOf(table), RESTORE_POLICY[name] === "merge", batch))
       })
     )
     yield* readArchive(sql, verified.backupId, verified.header.labId, sha256, (line) =>
@@ -159,6 +209,14 @@ const insertPass = (sql: SqlClient.SqlClient, labId: LabId, verified: Verified, 
         }
         if (!allowed) return
         seen.add(line.table)
+        const table = byName.get(line.table)
+        if (table !== undefined && line.row.length > BIG_ROW) {
+          const split = splitLongStrings(line.row, texts.get(line.table) ?? new Set(), LONG_TEXT)
+          if (split.strings.size > 0) {
+            yield* batches.end
+            return yield* timedStep(line.table, 1, insertRow(sql, labId, table, columnsOf(table), RESTORE_POLICY[line.table] === "merge", split))
+          }
+        }
         yield* batches.add(line)
       })
     )

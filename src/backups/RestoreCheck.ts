@@ -5,6 +5,7 @@ import { OverQuota } from "../common/DomainErrors.js"
 import { inBackground } from "../db/Priority.js"
 import type { LabId } from "../labs/LabId.js"
 import { batcher, readArchive, type Verified } from "./ArchiveRestore.js"
+import { withoutLongStrings } from "./RowText.js"
 import { ArchiveError, EXCLUDED_TABLES, Header, type LabTable, labTables, quote, RESTORE_POLICY, Trailer } from "./ArchiveSchema.js"
 
 /*
@@ -108,6 +109,27 @@ const rulesOf = (sql: SqlClient.SqlClient, table: LabTable, archivedColumns: Rea
     return yield* Effect.orDie(Schema.decodeUnknown(Rules)(rows))
   })
 
+const Names = Schema.Array(Schema.Struct({ name: Schema.String }))
+
+/**
+ * The table's columns of type text that no CHECK constraint reads: any text is a value of theirs, so a row's long
+ * text there is checked as "" (a file's MiB of content is not sent to the database to be checked).
+ */
+const freeTextOf = (sql: SqlClient.SqlClient, table: LabTable) =>
+  Effect.gen(function* () {
+    const rows = yield* sql`
+      SELECT c.column_name AS name FROM information_schema.columns c
+      WHERE c.table_schema = current_schema() AND c.table_name = ${table.name} AND c.data_type = 'text' AND c.domain_name IS NULL
+        AND NOT EXISTS (
+          SELECT 1 FROM pg_constraint k JOIN pg_class r ON r.oid = k.conrelid JOIN pg_namespace n ON n.oid = r.relnamespace
+          JOIN pg_attribute a ON a.attrelid = r.oid AND a.attname = c.column_name
+          WHERE n.nspname = current_schema() AND r.relname = ${table.name} AND k.contype = 'c' AND a.attnum = ANY (k.conkey))`
+    return new Set((yield* Effect.orDie(Schema.decodeUnknown(Names)(rows))).map((r) => r.name))
+  })
+
+/** Characters of a free text value beyond which it is checked as "". */
+const LONG_TEXT = 1024
+
 const Checked = Schema.Array(Schema.Struct({ broken: Schema.NullOr(Schema.String), bytes: Schema.NullOr(Schema.Number) }))
 
 /** A restore's archive checked: whole, of its lab, its rows taken by the schema; and the bytes of its files. */
@@ -132,7 +154,7 @@ export const checkArchive = (
   inBackground(
     Effect.gen(function* () {
       const counts = new Map<string, number>()
-      const checks = new Map<string, Option.Option<string>>()
+      const checks = new Map<string, Option.Option<{ readonly broken: string; readonly free: ReadonlySet<string> }>>()
       let tables = new Map<string, LabTable>()
       let archived = new Map<string, ReadonlyArray<string>>()
       let fileBytes = 0
@@ -145,21 +167,22 @@ export const checkArchive = (
           const table = tables.get(name)
           if (table === undefined || RESTORE_POLICY[name] === "keep") {
             checks.set(name, Option.none())
-            return Option.none<string>()
+            return Option.none()
           }
           const rules = yield* rulesOf(sql, table, archived.get(name) ?? [])
           const broken = rules.length === 0 ? "NULL::text" : `coalesce(${rules.map((r) => `CASE WHEN ${r.expr} THEN ${sqlString(r.name)} END`).join(", ")})`
-          checks.set(name, Option.some(broken))
-          return Option.some(broken)
+          const check = Option.some({ broken, free: yield* freeTextOf(sql, table) })
+          checks.set(name, check)
+          return check
         })
       const batches = batcher(sizer.rows, STEP_BYTES, (name, batch) =>
         Effect.gen(function* () {
-          const broken = yield* checkOf(name)
-          if (Option.isNone(broken)) return
+          const check = yield* checkOf(name)
+          if (Option.isNone(check)) return
           const bytes = name === "files" ? "x.size::float8" : "0::float8"
           const started = performance.now()
           const [result] = yield* Effect.flatMap(
-            sql`SELECT min(${sql.literal(broken.value)}) AS broken, sum(${sql.literal(bytes)})::float8 AS bytes
+            sql`SELECT min(${sql.literal(check.value.broken)}) AS broken, sum(${sql.literal(bytes)})::float8 AS bytes
                 FROM json_populate_recordset(NULL::${sql.literal(quote(name))}, ${batch}::json) x`,
             (r) => Effect.orDie(Schema.decodeUnknown(Checked)(r))
           )
@@ -178,7 +201,8 @@ export const checkArchive = (
             archived = found.archived
           } else if (line._tag === "row") {
             counts.set(line.table, (counts.get(line.table) ?? 0) + 1)
-            yield* batches.add(line)
+            const check = yield* checkOf(line.table)
+            if (Option.isSome(check)) yield* batches.add({ table: line.table, row: withoutLongStrings(line.row, check.value.free, LONG_TEXT) })
           } else {
             yield* batches.end
           }
