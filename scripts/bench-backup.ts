@@ -3,7 +3,9 @@
  * restored, one phase at a time, while another tenant (another lab) reads its tasks in a loop. For each phase it
  * prints the service process's peak memory (VmHWM) above its memory just before the phase (VmRSS), the phase's
  * duration, and the other tenant's p50/p99 beside a quiet baseline measured in the same run, just before.
- * Targets (issue 21): peak under 150 MiB above idle, the other tenant's p99 at most 3× the quiet one.
+ * Targets (issue 21): peak under 150 MiB above idle in every phase, the other tenant's p99 at most 3× the quiet one
+ * during the backup and the restore. The restore's phase ends when the restore has; the search indexer then goes on
+ * indexing the restored files in the background (in pieces: src/search/SearchPieces.ts).
  *
  *   npm run bench:backup                      embedded PGlite, then PostgreSQL when DATABASE_URL is set
  *
@@ -197,8 +199,9 @@ const main = async () => {
     r.phases.map((p) => {
       const growth = p.peakMib - p.idleMib
       const ratio = p.p99 / p.quietP99
-      const ok = growth < MEMORY_TARGET_MIB && (p.name === "backup" ? ratio <= LATENCY_TARGET : true)
-      if (p.name === "backup" && !ok) pass = false
+      // the latency target is for the phases that work the database in steps (a download reads a chunk per request)
+      const ok = growth < MEMORY_TARGET_MIB && (p.name === "download" || ratio <= LATENCY_TARGET)
+      if (!ok) pass = false
       return [
         r.label,
         p.name,
@@ -221,7 +224,7 @@ const main = async () => {
     )}`
   )
   console.log(
-    `\ntargets (backup): growth < ${MEMORY_TARGET_MIB} MiB, other tenant's p99 ≤ ${LATENCY_TARGET}× quiet: ${pass ? "met" : "NOT met"}`
+    `\ntargets: growth < ${MEMORY_TARGET_MIB} MiB in every phase, other tenant's p99 ≤ ${LATENCY_TARGET}× quiet during the backup and the restore: ${pass ? "met" : "NOT met"}`
   )
   process.exitCode = pass ? 0 : 1
 }

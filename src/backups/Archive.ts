@@ -4,9 +4,9 @@ import { Effect, Option, Schema } from "effect"
 import { DatabaseKind } from "../db/DatabaseKind.js"
 import { inBackground } from "../db/Priority.js"
 import type { LabId } from "../labs/LabId.js"
-import { stageArchive, type Staged } from "./ArchiveRestore.js"
+import type { Verified } from "./ArchiveRestore.js"
 import { applyRestore } from "./RestoreApply.js"
-import { checkRows, markRestore } from "./RestoreCheck.js"
+import { checkArchive, markRestore } from "./RestoreCheck.js"
 import { ArchiveError, type Dump, FORMAT, type LabTable, labTables, quote, RESTORE_POLICY, ROW_PREFIX, VERSION } from "./ArchiveSchema.js"
 import { type ChunkWriter, chunkWriter, clearChunks } from "./ArchiveStore.js"
 
@@ -184,14 +184,12 @@ export class Archive extends Effect.Service<Archive>()("Archive", {
         Effect.tapErrorCause(kind === "postgresql" ? inSnapshot(sql, backupId, labId) : inSteps(sql, backupId, labId), () =>
           Effect.ignore(clearChunks(sql, backupId))
         ),
-      /** Check the backup's archive and stage its rows, in short steps (ArchiveRestore.ts). */
-      stage: (backupId: string, labId: LabId, sha256: string) => stageArchive(sql, backupId, labId, sha256),
-      /** Check, in steps before anything changes, that the schema takes the staged rows (RestoreApply.ts). */
-      check: (staged: Staged) => checkRows(sql, staged),
-      /** Check a staged restore can be applied and mark the lab, in the caller's transaction (RestoreApply.ts). */
-      mark: (labId: LabId, staged: Staged) => markRestore(sql, labId, staged),
-      /** Put the staged rows in the marked lab in short steps, from the start (RestoreApply.ts); the rows put back. */
-      apply: (labId: LabId, staged: Staged) => applyRestore(sql, labId, staged)
+      /** Read the backup's archive through, in short steps before anything changes: whole, its rows taken by the schema (RestoreCheck.ts). */
+      check: (backupId: string, labId: LabId, sha256: string) => checkArchive(sql, backupId, labId, sha256),
+      /** Check a checked archive can be applied and mark the lab, in the caller's transaction (RestoreCheck.ts). */
+      mark: (labId: LabId, verified: Verified) => markRestore(sql, labId, verified),
+      /** Put the archive's rows in the marked lab in short steps, from the start (RestoreApply.ts); the rows put back. */
+      apply: (labId: LabId, verified: Verified, sha256: string) => applyRestore(sql, labId, verified, sha256)
     }
   })
 }) {}

@@ -35,17 +35,20 @@ export class GunzipLines {
   private readonly decoder = new StringDecoder("utf8")
   private readonly failed: Promise<never>
   private readonly ended: Promise<void>
-  private rest = ""
+  /** The pieces of the line under way: joined once it ends (a line of MiB is not copied again at each piece). */
+  private rest: Array<string> = []
   private lines: Array<string> = []
   constructor() {
     this.gunzip.on("data", (chunk: Buffer) => {
-      this.rest += this.decoder.write(chunk)
+      const text = this.decoder.write(chunk)
       let start = 0
-      for (let end = this.rest.indexOf("\n"); end >= 0; end = this.rest.indexOf("\n", start)) {
-        this.lines.push(this.rest.slice(start, end))
+      for (let end = text.indexOf("\n"); end >= 0; end = text.indexOf("\n", start)) {
+        this.rest.push(text.slice(start, end))
+        this.lines.push(this.rest.join(""))
+        this.rest = []
         start = end + 1
       }
-      this.rest = this.rest.slice(start)
+      if (start < text.length) this.rest.push(text.slice(start))
     })
     this.failed = new Promise<never>((_, reject) => this.gunzip.once("error", reject))
     this.failed.catch(() => undefined)
@@ -64,9 +67,9 @@ export class GunzipLines {
   async end(): Promise<Array<string>> {
     this.gunzip.end()
     await Promise.race([this.ended, this.failed])
-    this.rest += this.decoder.end()
-    if (this.rest !== "") this.lines.push(this.rest)
-    this.rest = ""
+    const last = [...this.rest, this.decoder.end()].join("")
+    if (last !== "") this.lines.push(last)
+    this.rest = []
     return this.take()
   }
 }

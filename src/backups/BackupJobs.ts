@@ -9,7 +9,7 @@ import { BACKUP_MACHINE, type Backup } from "./Backup.js"
 import type { BackupsRepo } from "./BackupsRepo.js"
 import { inBackground } from "../db/Priority.js"
 import { inTransaction } from "../db/Transaction.js"
-import { clearStaged, type Staged, stagedFileBytes } from "./ArchiveRestore.js"
+import type { Verified } from "./ArchiveRestore.js"
 import { unmarkRestore } from "./RestoreApply.js"
 import { clearChunks } from "./ArchiveStore.js"
 
@@ -99,11 +99,10 @@ export const runBackup = (deps: JobDeps, backup: Backup) =>
  * The stored-bytes quota of a restore: what the backup's files add to the lab's (files the archive holds against
  * the lab's now), in the restore's first transaction, before it changes anything.
  */
-const restoreFits = (deps: JobDeps, backup: Backup, staged: Staged) =>
+const restoreFits = (deps: JobDeps, backup: Backup, readFileBytes: number) =>
   Effect.gen(function* () {
     const noted = yield* deps.repo.fileBytes(backup.id)
-    const archived = Option.isSome(noted) ? noted.value : yield* Effect.orDie(stagedFileBytes(deps.sql, staged))
-    yield* deps.quotas.restoredFiles(backup.labId, archived)
+    yield* deps.quotas.restoredFiles(backup.labId, Option.getOrElse(noted, () => readFileBytes))
   })
 
 /** Times the apply is run from the start before the restore is given up (a lost connection, a deadlock…). */
@@ -126,12 +125,12 @@ const recordFailure = (deps: JobDeps, backup: Backup, actor: string, error: stri
  * restored but open to writes, and the restore failed saying so (restoring again puts the lab back whole). Used by
  * runRestore and to finish a restore whose runner stopped (Backups.ts).
  */
-export const finishRestore = (deps: JobDeps, backup: Backup, actor: string, staged: Staged) =>
+export const finishRestore = (deps: JobDeps, backup: Backup, actor: string, verified: Verified) =>
   Effect.gen(function* () {
     const labId = systemLab(backup.labId)
-    const exit = yield* Effect.exit(
-      Effect.retry(deps.archive.apply(labId, staged), { times: APPLY_ATTEMPTS - 1, schedule: Schedule.spaced(APPLY_RETRY) })
-    )
+    const sha256 = backup.sha256
+    const apply = sha256 === null ? Effect.dieMessage(`backup ${backup.id} has no archive`) : deps.archive.apply(labId, verified, sha256)
+    const exit = yield* Effect.exit(Effect.retry(apply, { times: APPLY_ATTEMPTS - 1, schedule: Schedule.spaced(APPLY_RETRY) }))
     if (exit._tag === "Success") {
       const rows = exit.value
       yield* tx(deps.sql)(
@@ -146,12 +145,11 @@ export const finishRestore = (deps: JobDeps, backup: Backup, actor: string, stag
       const error = `${describe(exit.cause)}; the lab is partly restored: restore it again to put it back whole`
       yield* recordFailure(deps, backup, actor, error, Effect.orDie(unmarkRestore(deps.sql, labId, backup.id)))
     }
-    yield* Effect.ignore(clearStaged(deps.sql, backup.id))
   }).pipe(Effect.catchAllCause((cause) => Effect.logError(`restore of ${backup.id}: could not record its outcome`, cause)))
 
 /**
- * Run a pending restore of the backup's lab to its end, recording how it went: its archive checked and staged in
- * short steps, and its rows checked against the schema; then, in one short transaction, the quotas checked and the
+ * Run a pending restore of the backup's lab to its end, recording how it went: its archive read through in short
+ * steps, checked whole and its rows against the schema; then, in one short transaction, the quotas checked and the
  * lab marked (its writes refused meanwhile); then the lab put back in short steps (finishRestore).
  */
 export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
@@ -168,15 +166,14 @@ export const runRestore = (deps: JobDeps, backup: Backup, actor: string) =>
     const marked = yield* Effect.exit(
       Effect.gen(function* () {
         if (backup.sha256 === null) return yield* Effect.dieMessage(`backup ${backup.id} has no archive`)
-        const staged = yield* deps.archive.stage(backup.id, labId, backup.sha256)
-        yield* deps.archive.check(staged)
+        const checked = yield* deps.archive.check(backup.id, labId, backup.sha256)
         yield* Effect.gen(function* () {
-          yield* restoreFits(deps, backup, staged)
-          yield* deps.archive.mark(labId, staged)
+          yield* restoreFits(deps, backup, checked.fileBytes)
+          yield* deps.archive.mark(labId, checked.verified)
           yield* note(backup, actor, "backup.restore_applying", "Restore applying: the lab's writes are refused until it has ended")
         }).pipe(deps.sql.withTransaction, inBackground)
-        return staged
-      }).pipe(Effect.tapErrorCause(() => Effect.ignore(clearStaged(deps.sql, backup.id))))
+        return checked.verified
+      })
     )
     if (marked._tag === "Success") return yield* finishRestore(deps, backup, actor, marked.value)
     yield* report(`restore of ${backup.id} failed`, marked.cause)

@@ -91,8 +91,9 @@ const list = (sql: SqlClient.SqlClient, labId: LabId, filter: BackupFilter, curs
   )
 
 /**
- * At start: work a stopped process left behind cannot finish any more, and what it had stored on the way. A restore
- * that had marked its lab is not such work: it is finished (rolled forward, Backups.ts), its staged rows kept.
+ * At start: work a stopped process left behind cannot finish any more, and what it had stored on the way (rows a
+ * restore staged before restores read their archive from its chunks). A restore that had marked its lab is not such
+ * work: it is finished (rolled forward, Backups.ts) from its backup's chunks.
  */
 const failInterrupted = (sql: SqlClient.SqlClient, at: Date) =>
   Effect.all([

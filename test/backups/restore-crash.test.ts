@@ -19,6 +19,8 @@ import { fixedKeys, sleep, until, userOf } from "../support/SyncSupport.js"
 /** FILES files of about FILE_BYTES each: the apply takes long enough to be killed in its middle. */
 const FILES = 60
 const FILE_BYTES = 384 * 1024
+/** How long a start may take: on a loaded 2-core machine, loading the service's TypeScript took over 60 s. */
+const READY_MS = 180_000
 
 const temp: Array<string> = []
 const cleanups: Array<() => Promise<unknown>> = []
@@ -59,7 +61,7 @@ const crashMidApply = async (databaseUrl: string | undefined) => {
       .sort()
   }
 
-  const first = track(await startServiceProcess(settings))
+  const first = track(await startServiceProcess(settings, READY_MS))
   const user = userOf(first, keys.adminKey)
   const labId = await user.createLab(`restore-crash-${randomBytes(3).toString("hex")}`)
   for (let i = 0; i < FILES; i++) await user.writeOk(labId, `/data/f${String(i).padStart(3, "0")}.txt`, content(i))
@@ -85,7 +87,7 @@ const crashMidApply = async (databaseUrl: string | undefined) => {
   await sleep(150)
   expect(await first.stop("SIGKILL")).toBeNull()
 
-  const second = track(await startServiceProcess(settings))
+  const second = track(await startServiceProcess(settings, READY_MS))
   const restored = await until(
     async () => {
       const b = await backupOf(second, labId, started.id)

@@ -99,19 +99,18 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
     const lab = await runtime.runPromise(Effect.flatMap(LabsRepo, (labs) => labs.insert({ slug, name: "Restore", plan: "free" })))
     const labId = systemLab(lab.id)
     const { knowledge, dataset } = await runtime.runPromise(inLab(labId))
-    // a backup of the lab, its archive staged and checked (short steps), the lab marked (one short transaction)
+    // a backup of the lab, its archive checked (short steps), the lab marked (one short transaction)
     const backupId = `bkp_${randomBytes(6).toString("hex")}`
-    const staged = await runtime.runPromise(
+    const { verified, sha256 } = await runtime.runPromise(
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         const archive = yield* Archive
         yield* sql`INSERT INTO backups (id, lab_id, status, tables, rows, created_by, created_at)
                    VALUES (${backupId}, ${labId}, 'running', '{}', 0, 'test', now())`
         const dump = yield* archive.dump(backupId, labId)
-        const staged = yield* archive.stage(backupId, labId, dump.sha256)
-        yield* archive.check(staged)
-        yield* archive.mark(labId, staged).pipe(sql.withTransaction)
-        return staged
+        const checked = yield* archive.check(backupId, labId, dump.sha256)
+        yield* archive.mark(labId, checked.verified).pipe(sql.withTransaction)
+        return { verified: checked.verified, sha256: dump.sha256 }
       })
     )
 
@@ -124,7 +123,7 @@ describe.skipIf(url === undefined || url === "")("a restore and a dataset's dele
       await blocker.query("SELECT 1 FROM knowledge WHERE id = $1 FOR UPDATE", [knowledge])
       const blockerPid = (await blocker.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid
 
-      const restoring = runtime.runPromiseExit(Effect.flatMap(Archive, (archive) => archive.apply(labId, staged)))
+      const restoring = runtime.runPromiseExit(Effect.flatMap(Archive, (archive) => archive.apply(labId, verified, sha256)))
       await until("the restore waits for the held row", async () => (await waiting()).some((w) => w.blockers.includes(blockerPid ?? -1)))
 
       // the gate refuses the delete at once: it neither waits for the restore nor makes the restore wait
